@@ -1,0 +1,59 @@
+//! The tiercache engine: a byte-bounded memory tier in front of a stack of
+//! [`Store`]s, with namespaces chosen by key prefix and three write modes.
+//!
+//! This crate is the core that every front end (Redis protocol, memcached
+//! protocol, HTTP cache, library users) shares. It knows nothing of protocols
+//! or SQL: stores plug in through the [`Store`] trait.
+//!
+//! Map:
+//! - [`entry`]: [`Entry`], a value with an absolute expiry.
+//! - [`store`]: the [`Store`] trait every backend implements (batched).
+//! - [`memory`]: [`MemoryTier`], the sharded, byte-bounded L1 with TTL.
+//! - [`journal`]: [`WriteBackJournal`], the checksummed, segmented log that
+//!   makes write-back acknowledgements durable.
+//! - `writeback`: the per-namespace queue of dirty keys and its flusher.
+//! - [`namespace`]: [`NamespaceConfig`], [`WriteMode`], prefix routing.
+//! - [`engine`]: [`Engine`] and [`Session`], the read and write paths.
+//! - [`testing`]: in-memory and deliberately failing stores for tests.
+//!
+//! # Example
+//!
+//! ```
+//! use tiercache_engine::{Engine, NamespaceConfig, WriteMode, testing::MemoryStore};
+//! use std::sync::Arc;
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let dir = tempfile::tempdir().unwrap();
+//! let sor = Arc::new(MemoryStore::new("main"));
+//! let engine = Engine::builder(dir.path())
+//!     .memory_bytes(1 << 20)
+//!     .namespace(NamespaceConfig::new("default", WriteMode::Back).store(sor.clone()))
+//!     .build()
+//!     .await
+//!     .unwrap();
+//! engine.set("greeting", "hello").await.unwrap();
+//! assert_eq!(engine.get(b"greeting").await.unwrap().unwrap().value, "hello");
+//! engine.shutdown().await.unwrap(); // flushes write-back data to the store
+//! assert_eq!(sor.len(), 1);
+//! # });
+//! ```
+
+#![warn(missing_docs)]
+
+pub mod engine;
+pub mod entry;
+pub mod error;
+pub mod journal;
+mod load;
+pub mod memory;
+pub mod namespace;
+pub mod store;
+pub mod testing;
+mod writeback;
+
+pub use engine::{Engine, EngineBuilder, EngineStats, Session, SetCondition, SetExpiry, SetOptions, SetOutcome};
+pub use entry::{now_ms, Entry};
+pub use error::{EngineError, Result};
+pub use journal::{FsyncPolicy, WriteBackJournal};
+pub use memory::MemoryTier;
+pub use namespace::{NamespaceConfig, WriteMode};
+pub use store::{Mutation, Store, StoreError};

@@ -1,0 +1,1 @@
+//! Stores for tests and examples: an in-memory store and one that fails on demand.
