@@ -1,10 +1,28 @@
-//! The engine: read path, write paths, sessions. (API stub; bodies in progress.)
+//! The engine: the read path (L1, dirty queue, stores, with coalescing),
+//! the write paths per [`WriteMode`], and the background tasks (flushers,
+//! journal fsync, active expiry, store purges).
+//!
+//! Every write to a key runs under that key's lock stripe, so operations on
+//! one key are serialised (read-modify-write commands are atomic) and the
+//! write-back journal, the dirty queue and the memory tier see them in the
+//! same order.
 
-use crate::entry::Entry;
-use crate::error::Result;
-use crate::namespace::NamespaceConfig;
+use crate::entry::{now_ms, Entry};
+use crate::error::{EngineError, Result};
+use crate::journal::FsyncPolicy;
+use crate::load::{follow, Flights, Role};
+use crate::memory::MemoryTier;
+use crate::namespace::{NamespaceConfig, NamespaceRouter, WriteMode};
+use crate::store::{Mutation, Store};
+use crate::writeback::WriteBack;
 use bytes::Bytes;
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::hash::BuildHasher;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
 
 /// What `SET` does with the key's expiry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -77,52 +95,150 @@ pub struct EngineStats {
     pub flushes: u64,
 }
 
-/// Builds an [`Engine`].
+/// Builds an [`Engine`]: memory bound and namespaces, then [`EngineBuilder::build`].
 pub struct EngineBuilder {
-    pub(crate) data_dir: PathBuf,
-    pub(crate) memory_bytes: u64,
-    pub(crate) namespaces: Vec<NamespaceConfig>,
+    data_dir: PathBuf,
+    memory_bytes: u64,
+    namespaces: Vec<NamespaceConfig>,
+    backpressure_wait: Duration,
 }
 
 impl EngineBuilder {
-    /// Sets the memory tier's byte bound.
+    /// Sets the memory tier's byte bound (default 256 MiB).
     pub fn memory_bytes(mut self, bytes: u64) -> Self {
         self.memory_bytes = bytes;
         self
     }
-    /// Adds a namespace.
+
+    /// Adds a namespace. Without a `default` namespace, keys no prefix claims
+    /// go to a pure in-memory `default`.
     pub fn namespace(mut self, ns: NamespaceConfig) -> Self {
         self.namespaces.push(ns);
         self
     }
-    /// Opens journals, replays them, starts background tasks.
-    pub async fn build(self) -> Result<Engine> {
-        todo!()
+
+    /// How long a write-back writer waits for the flusher when dirty data
+    /// exceeds half the memory bound, before failing with
+    /// [`EngineError::WriteBackFull`] (default 30 s).
+    pub fn backpressure_wait(mut self, wait: Duration) -> Self {
+        self.backpressure_wait = wait;
+        self
+    }
+
+    /// Opens and replays the write-back journals (under
+    /// `DATA_DIR/journal/<namespace>`), then starts the background tasks.
+    /// Must be called within a Tokio runtime.
+    pub async fn build(mut self) -> Result<Engine> {
+        let mut seen = std::collections::HashSet::new();
+        for ns in &self.namespaces {
+            if !seen.insert(ns.name.clone()) {
+                return Err(EngineError::Config(format!("namespace '{}' is defined twice", ns.name)));
+            }
+            if ns.name.is_empty() {
+                return Err(EngineError::Config("a namespace prefix cannot be empty (use 'default')".into()));
+            }
+        }
+        if !self.namespaces.iter().any(|n| n.name == "default") {
+            self.namespaces.push(NamespaceConfig::new("default", WriteMode::Back));
+        }
+        let l1 = Arc::new(MemoryTier::new(self.memory_bytes));
+        let mut namespaces = Vec::new();
+        for cfg in self.namespaces {
+            let wb = if cfg.write_mode == WriteMode::Back && !cfg.stores.is_empty() {
+                let dir = self.data_dir.join("journal").join(journal_dir_name(&cfg.name));
+                let wb = WriteBack::open(&dir, cfg.fsync, cfg.stores.clone(), l1.clone(), cfg.flush_batch, cfg.flush_interval).await?;
+                Some(Arc::new(wb))
+            } else {
+                None
+            };
+            namespaces.push(Namespace { cfg, wb });
+        }
+        let router = NamespaceRouter::new(&namespaces.iter().map(|n| n.cfg.clone()).collect::<Vec<_>>());
+        let core = Arc::new(Core {
+            l1,
+            router,
+            namespaces,
+            flights: Flights::new(),
+            key_locks: (0..KEY_LOCK_STRIPES).map(|_| tokio::sync::Mutex::new(())).collect(),
+            hasher: Default::default(),
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+            closing: AtomicBool::new(false),
+            backpressure_wait: self.backpressure_wait,
+        });
+        let (stop, _) = tokio::sync::watch::channel(false);
+        let tasks = spawn_background(&core, &stop);
+        Ok(Engine { core, stop, tasks: Mutex::new(tasks) })
     }
 }
 
-/// The tiered cache.
-pub struct Engine {}
+/// A filesystem-safe, stable directory name for a namespace's journal.
+fn journal_dir_name(name: &str) -> String {
+    if name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') {
+        name.to_string()
+    } else {
+        let hex: String = name.bytes().map(|b| format!("{b:02x}")).collect();
+        format!("ns-{hex}")
+    }
+}
+
+const KEY_LOCK_STRIPES: usize = 1024;
+
+struct Namespace {
+    cfg: NamespaceConfig,
+    wb: Option<Arc<WriteBack>>,
+}
+
+/// State shared by the engine handle and its background tasks.
+struct Core {
+    l1: Arc<MemoryTier>,
+    router: NamespaceRouter,
+    namespaces: Vec<Namespace>,
+    flights: Arc<Flights>,
+    /// Serialises writes per key (striped).
+    key_locks: Box<[tokio::sync::Mutex<()>]>,
+    hasher: std::collections::hash_map::RandomState,
+    hits: AtomicU64,
+    misses: AtomicU64,
+    closing: AtomicBool,
+    backpressure_wait: Duration,
+}
+
+/// The tiered cache. Cheap to share behind an `Arc`; all methods take `&self`.
+pub struct Engine {
+    core: Arc<Core>,
+    stop: tokio::sync::watch::Sender<bool>,
+    tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+}
 
 impl Engine {
     /// Starts building an engine whose journals live under `data_dir`.
     pub fn builder(data_dir: impl AsRef<Path>) -> EngineBuilder {
-        EngineBuilder { data_dir: data_dir.as_ref().to_path_buf(), memory_bytes: 256 << 20, namespaces: Vec::new() }
+        EngineBuilder {
+            data_dir: data_dir.as_ref().to_path_buf(),
+            memory_bytes: 256 << 20,
+            namespaces: Vec::new(),
+            backpressure_wait: Duration::from_secs(30),
+        }
     }
+
     /// A session whose writes are made durable together by [`Session::commit`].
     pub fn session(&self) -> Session<'_> {
-        Session { engine: self, lsn: Vec::new() }
+        Session { core: &self.core, commit_through: vec![0; self.core.namespaces.len()] }
     }
+
     /// Reads one key.
     pub async fn get(&self, key: &[u8]) -> Result<Option<Entry>> {
         self.session().get(key).await
     }
-    /// Writes one key with the namespace default TTL; durable on return.
+
+    /// Writes one key with the namespace's default TTL; durable on return.
     pub async fn set(&self, key: impl Into<Bytes>, value: impl Into<Bytes>) -> Result<()> {
         let mut s = self.session();
         s.set(key.into(), value.into(), SetOptions::default()).await?;
         s.commit().await
     }
+
     /// Deletes keys; returns how many existed. Durable on return.
     pub async fn delete(&self, keys: &[Bytes]) -> Result<u64> {
         let mut s = self.session();
@@ -130,21 +246,470 @@ impl Engine {
         s.commit().await?;
         Ok(n)
     }
-    /// Returns the cached value or runs `loader` once for all concurrent callers.
-    pub async fn get_or_load<F, Fut>(&self, _key: &[u8], _loader: F) -> Result<Option<Entry>>
+
+    /// Returns the value of `key` from the tiers or, when no tier has it,
+    /// runs `loader` — once for all concurrent callers — and stores its
+    /// result through the namespace's write mode (durable on return).
+    ///
+    /// ```
+    /// # use tiercache_engine::{Engine, Entry};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let engine = Engine::builder(dir.path()).build().await.unwrap();
+    /// let v = engine.get_or_load(b"user:1", || async { Ok(Some(Entry::new("Ada"))) }).await.unwrap();
+    /// assert_eq!(v.unwrap().value, "Ada");
+    /// // Now cached: this loader is not called.
+    /// let v = engine.get_or_load(b"user:1", || async { panic!("not called") }).await.unwrap();
+    /// assert_eq!(v.unwrap().value, "Ada");
+    /// # });
+    /// ```
+    pub async fn get_or_load<F, Fut>(&self, key: &[u8], loader: F) -> Result<Option<Entry>>
     where
         F: FnOnce() -> Fut,
         Fut: std::future::Future<Output = Result<Option<Entry>>>,
     {
-        todo!()
+        let key = Bytes::copy_from_slice(key);
+        let core = &self.core;
+        if let Some(e) = core.l1.get(&key, now_ms()) {
+            core.hits.fetch_add(1, Ordering::Relaxed);
+            return Ok(Some(e));
+        }
+        core.misses.fetch_add(1, Ordering::Relaxed);
+        let mut loader = Some(loader);
+        loop {
+            match core.flights.begin(&key) {
+                Role::Leader(guard) => {
+                    let (found, _) = match core.load_one(&key).await {
+                        Ok(x) => x,
+                        Err(e) => {
+                            guard.finish(Err(e.clone()));
+                            return Err(e.into());
+                        }
+                    };
+                    let result = match found {
+                        Some(e) => Ok(Some(e)),
+                        None => {
+                            let load = loader.take().expect("a leader runs the loader once");
+                            match load().await {
+                                Ok(Some(entry)) => {
+                                    let entry = core.with_default_ttl(&key, entry);
+                                    let mut s = self.session();
+                                    drop(guard); // our own write would invalidate the flight
+                                    s.set_entry(key.clone(), entry.clone()).await?;
+                                    s.commit().await?;
+                                    return Ok(Some(entry));
+                                }
+                                other => other,
+                            }
+                        }
+                    };
+                    match &result {
+                        Ok(v) => guard.finish(Ok(v.clone())),
+                        Err(e) => guard.finish(Err(crate::store::StoreError::new("loader", e))),
+                    }
+                    return result;
+                }
+                Role::Follower(flight) => {
+                    if let Some(r) = follow(&flight).await {
+                        return r.map_err(Into::into);
+                    }
+                    if loader.is_none() {
+                        return Err(EngineError::Config("loader consumed".into()));
+                    }
+                }
+            }
+        }
     }
-    /// Counters.
+
+    /// Counters for `INFO` and metrics.
     pub fn stats(&self) -> EngineStats {
-        todo!()
+        let c = &self.core;
+        let wbs = c.namespaces.iter().filter_map(|n| n.wb.as_ref());
+        let mut s = EngineStats {
+            memory_entries: c.l1.len() as u64,
+            memory_bytes: c.l1.used_bytes(),
+            memory_max_bytes: c.l1.max_bytes(),
+            hits: c.hits.load(Ordering::Relaxed),
+            misses: c.misses.load(Ordering::Relaxed),
+            evictions: c.l1.evictions(),
+            expired: c.l1.expired(),
+            ..Default::default()
+        };
+        for wb in wbs {
+            s.writeback_pending += wb.pending_len() as u64;
+            s.writeback_oldest_ms = s.writeback_oldest_ms.max(wb.oldest_age_ms());
+            s.flushes += wb.flushes.load(Ordering::Relaxed);
+            s.flush_errors += wb.flush_errors.load(Ordering::Relaxed);
+        }
+        s
     }
-    /// Flushes all write-back data to the stores and stops background tasks.
+
+    /// The memory tier (for inspection and tests).
+    pub fn memory(&self) -> &MemoryTier {
+        &self.core.l1
+    }
+
+    /// Flushes every write-back namespace now; returns once the stores have
+    /// everything written before the call.
+    pub async fn flush(&self) -> Result<()> {
+        for wb in self.core.namespaces.iter().filter_map(|n| n.wb.as_ref()) {
+            wb.flush().await?;
+        }
+        Ok(())
+    }
+
+    /// Stops accepting writes, flushes all write-back data to the stores
+    /// (retrying for up to 5 s), syncs the journals and stops background
+    /// tasks. Data that could not be flushed stays journaled and is replayed
+    /// at the next start; that case returns an error saying so.
     pub async fn shutdown(&self) -> Result<()> {
-        todo!()
+        self.core.closing.store(true, Ordering::SeqCst);
+        let _ = self.stop.send(true);
+        let tasks: Vec<_> = std::mem::take(&mut *self.tasks.lock());
+        for t in tasks {
+            let _ = t.await;
+        }
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        let mut first_err = None;
+        for wb in self.core.namespaces.iter().filter_map(|n| n.wb.as_ref()) {
+            if let Err(e) = wb.drain(deadline).await {
+                first_err.get_or_insert(e);
+            }
+        }
+        first_err.map_or(Ok(()), Err)
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+    }
+}
+
+fn spawn_background(core: &Arc<Core>, stop: &tokio::sync::watch::Sender<bool>) -> Vec<tokio::task::JoinHandle<()>> {
+    let mut tasks = Vec::new();
+    for wb in core.namespaces.iter().filter_map(|n| n.wb.clone()) {
+        tasks.push(tokio::spawn(wb.clone().run_flusher(stop.subscribe())));
+        if wb.journal.policy() == FsyncPolicy::EverySec {
+            let mut stop = stop.subscribe();
+            tasks.push(tokio::spawn(async move {
+                let mut tick = tokio::time::interval(Duration::from_secs(1));
+                loop {
+                    tokio::select! { _ = tick.tick() => {}, _ = stop.changed() => return }
+                    let wb = wb.clone();
+                    match tokio::task::spawn_blocking(move || wb.journal.sync()).await {
+                        Ok(Err(e)) => tracing::error!(error = %e, "write-back journal fsync failed"),
+                        Err(e) => tracing::error!(error = %e, "journal fsync task panicked"),
+                        Ok(Ok(())) => {}
+                    }
+                }
+            }));
+        }
+    }
+    let weak = Arc::downgrade(core);
+    let mut stop_rx = stop.subscribe();
+    tasks.push(tokio::spawn(async move {
+        // Active expiry: lazily expired entries would otherwise hold memory.
+        let mut tick = tokio::time::interval(Duration::from_millis(100));
+        let mut purge_at = tokio::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            tokio::select! { _ = tick.tick() => {}, _ = stop_rx.changed() => return }
+            let Some(core) = weak.upgrade() else { return };
+            core.l1.expire_due(now_ms(), 20_000);
+            if tokio::time::Instant::now() >= purge_at {
+                purge_at += Duration::from_secs(60);
+                for store in core.distinct_stores() {
+                    if let Err(e) = store.purge_expired(now_ms()).await {
+                        tracing::warn!(error = %e, "purging expired entries failed");
+                    }
+                }
+            }
+        }
+    }));
+    tasks
+}
+
+impl Core {
+    fn namespace_of(&self, key: &[u8]) -> (usize, &Namespace) {
+        let i = self.router.route(key);
+        (i, &self.namespaces[i])
+    }
+
+    fn with_default_ttl(&self, key: &[u8], mut entry: Entry) -> Entry {
+        let ttl = self.namespace_of(key).1.cfg.default_ttl;
+        if entry.expires_at.is_none() && !ttl.is_zero() {
+            entry.expires_at = Some(now_ms() + ttl.as_millis() as u64);
+        }
+        entry
+    }
+
+    /// Every distinct store of every namespace (a store shared by two
+    /// namespaces appears once).
+    fn distinct_stores(&self) -> Vec<Arc<dyn Store>> {
+        let mut seen = std::collections::HashSet::new();
+        let mut out = Vec::new();
+        for ns in &self.namespaces {
+            for s in &ns.cfg.stores {
+                if seen.insert(Arc::as_ptr(s) as *const () as usize) {
+                    out.push(s.clone());
+                }
+            }
+        }
+        out
+    }
+
+    async fn lock_keys<'a>(&'a self, keys: impl Iterator<Item = &[u8]>) -> Vec<tokio::sync::MutexGuard<'a, ()>> {
+        let mut stripes: Vec<usize> = keys.map(|k| self.hasher.hash_one(k) as usize % KEY_LOCK_STRIPES).collect();
+        stripes.sort_unstable();
+        stripes.dedup();
+        let mut guards = Vec::with_capacity(stripes.len());
+        for s in stripes {
+            guards.push(self.key_locks[s].lock().await);
+        }
+        guards
+    }
+
+    /// Below L1: the dirty queue, then each store top to bottom. Returns the
+    /// entry and whether it came from a store (and may fill L1).
+    async fn load_one(&self, key: &Bytes) -> std::result::Result<(Option<Entry>, bool), crate::store::StoreError> {
+        let ns = self.namespace_of(key).1;
+        if let Some(wb) = &ns.wb {
+            if let Some(dirty) = wb.lookup(key) {
+                return Ok((dirty.filter(|e| !e.is_expired_at(now_ms())), false));
+            }
+        }
+        let keys = std::slice::from_ref(key);
+        for (depth, store) in ns.cfg.stores.iter().enumerate() {
+            if let Some(e) = store.get_many(keys).await?.pop().flatten() {
+                if e.is_expired_at(now_ms()) {
+                    continue;
+                }
+                fill_upper_stores(&ns.cfg.stores[..depth], &[(key.clone(), e.clone())]).await;
+                return Ok((Some(e), true));
+            }
+        }
+        Ok((None, false))
+    }
+
+    async fn read(&self, key: &Bytes) -> Result<Option<Entry>> {
+        if let Some(e) = self.l1.get(key, now_ms()) {
+            self.hits.fetch_add(1, Ordering::Relaxed);
+            return Ok(Some(e));
+        }
+        self.misses.fetch_add(1, Ordering::Relaxed);
+        if self.namespace_of(key).1.cfg.stores.is_empty() {
+            return Ok(None);
+        }
+        loop {
+            match self.flights.begin(key) {
+                Role::Leader(guard) => {
+                    let r = self.load_one(key).await;
+                    if let Ok((Some(e), true)) = &r {
+                        if !guard.flight().is_invalidated() {
+                            self.l1.fill(key.clone(), e.clone());
+                        }
+                    }
+                    let r = r.map(|(e, _)| e);
+                    guard.finish(r.clone());
+                    return r.map_err(Into::into);
+                }
+                Role::Follower(flight) => {
+                    if let Some(r) = follow(&flight).await {
+                        return r.map_err(Into::into);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Batched read: L1 first, then per namespace one `get_many` per store
+    /// for the keys still missing (coalesced with concurrent single reads).
+    async fn read_many(&self, keys: &[Bytes]) -> Result<Vec<Option<Entry>>> {
+        let now = now_ms();
+        let mut out: Vec<Option<Entry>> = vec![None; keys.len()];
+        let mut missing: HashMap<usize, Vec<usize>> = HashMap::new();
+        for (i, k) in keys.iter().enumerate() {
+            match self.l1.get(k, now) {
+                Some(e) => {
+                    self.hits.fetch_add(1, Ordering::Relaxed);
+                    out[i] = Some(e);
+                }
+                None => {
+                    self.misses.fetch_add(1, Ordering::Relaxed);
+                    let (ns, n) = self.namespace_of(k);
+                    if !n.cfg.stores.is_empty() {
+                        missing.entry(ns).or_default().push(i);
+                    }
+                }
+            }
+        }
+        for (ns, idxs) in missing {
+            let ns = &self.namespaces[ns];
+            let mut leaders = Vec::new();
+            let mut followers = Vec::new();
+            for i in idxs {
+                match self.flights.begin(&keys[i]) {
+                    Role::Leader(g) => leaders.push((i, g)),
+                    Role::Follower(f) => followers.push((i, f)),
+                }
+            }
+            // Dirty keys answer from the write-back queue.
+            if let Some(wb) = &ns.wb {
+                let mut rest = Vec::with_capacity(leaders.len());
+                for (i, g) in leaders {
+                    match wb.lookup(&keys[i]) {
+                        Some(dirty) => {
+                            let v = dirty.filter(|e| !e.is_expired_at(now));
+                            out[i] = v.clone();
+                            g.finish(Ok(v));
+                        }
+                        None => rest.push((i, g)),
+                    }
+                }
+                leaders = rest;
+            }
+            for (depth, store) in ns.cfg.stores.iter().enumerate() {
+                if leaders.is_empty() {
+                    break;
+                }
+                let batch: Vec<Bytes> = leaders.iter().map(|(i, _)| keys[*i].clone()).collect();
+                let found = match store.get_many(&batch).await {
+                    Ok(f) => f,
+                    Err(e) => {
+                        for (_, g) in leaders {
+                            g.finish(Err(e.clone()));
+                        }
+                        return Err(e.into());
+                    }
+                };
+                let mut rest = Vec::with_capacity(leaders.len());
+                let mut fills = Vec::new();
+                for ((i, g), f) in leaders.into_iter().zip(found) {
+                    match f.filter(|e| !e.is_expired_at(now)) {
+                        Some(e) => {
+                            if !g.flight().is_invalidated() {
+                                self.l1.fill(keys[i].clone(), e.clone());
+                            }
+                            fills.push((keys[i].clone(), e.clone()));
+                            out[i] = Some(e.clone());
+                            g.finish(Ok(Some(e)));
+                        }
+                        None => rest.push((i, g)),
+                    }
+                }
+                fill_upper_stores(&ns.cfg.stores[..depth], &fills).await;
+                leaders = rest;
+            }
+            for (_, g) in leaders {
+                g.finish(Ok(None));
+            }
+            for (i, f) in followers {
+                out[i] = match follow(&f).await {
+                    Some(r) => r?,
+                    None => self.read(&keys[i]).await?,
+                };
+            }
+        }
+        Ok(out)
+    }
+
+    /// Writes (`Some`) or deletes (`None`) keys per their namespace's write
+    /// mode. The caller holds the keys' locks. Write-back sequence numbers
+    /// to commit are recorded in `commit_through`.
+    async fn write_many(&self, ops: Vec<(Bytes, Option<Entry>)>, commit_through: &mut [u64]) -> Result<()> {
+        if self.closing.load(Ordering::Relaxed) {
+            return Err(EngineError::ShuttingDown);
+        }
+        let mut by_ns: HashMap<usize, Vec<(Bytes, Option<Entry>)>> = HashMap::new();
+        for (k, op) in ops {
+            by_ns.entry(self.router.route(&k)).or_default().push((k, op));
+        }
+        for (idx, ops) in by_ns {
+            let ns = &self.namespaces[idx];
+            if ns.cfg.stores.is_empty() {
+                for (k, op) in ops {
+                    self.apply_to_l1(k, op);
+                }
+                continue;
+            }
+            match (&ns.wb, ns.cfg.write_mode) {
+                (Some(wb), _) => {
+                    wb.wait_for_room(self.backpressure_wait).await?;
+                    for (k, op) in ops {
+                        let seq = wb.write(k.clone(), op);
+                        self.flights.invalidate(&k);
+                        commit_through[idx] = commit_through[idx].max(seq);
+                    }
+                }
+                (None, mode) => {
+                    let ops = last_write_per_key(ops);
+                    let batch: Vec<Mutation> = ops
+                        .iter()
+                        .map(|(k, op)| match op {
+                            Some(e) => Mutation::Set(k.clone(), e.clone()),
+                            None => Mutation::Delete(k.clone()),
+                        })
+                        .collect();
+                    let (sor, upper) = ns.cfg.stores.split_last().expect("checked non-empty");
+                    sor.apply(&batch).await?;
+                    // Upper stores are caches: update them in `through`,
+                    // invalidate them in `around`.
+                    let upper_batch: Vec<Mutation> = match mode {
+                        WriteMode::Around => batch.iter().map(|m| Mutation::Delete(m.key().clone())).collect(),
+                        _ => batch,
+                    };
+                    for store in upper.iter().rev() {
+                        store.apply(&upper_batch).await?;
+                    }
+                    for (k, op) in ops {
+                        let op = if mode == WriteMode::Around { None } else { op };
+                        self.apply_to_l1(k.clone(), op);
+                        self.flights.invalidate(&k);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn apply_to_l1(&self, key: Bytes, op: Option<Entry>) {
+        match op {
+            Some(e) => {
+                self.l1.put(key, e, 0);
+            }
+            None => {
+                self.l1.remove(&key);
+            }
+        }
+    }
+}
+
+/// Keeps the last operation per key, in first-seen order (MSET a 1 a 2 = a 2).
+fn last_write_per_key(ops: Vec<(Bytes, Option<Entry>)>) -> Vec<(Bytes, Option<Entry>)> {
+    let mut index: HashMap<Bytes, usize> = HashMap::new();
+    let mut out: Vec<(Bytes, Option<Entry>)> = Vec::with_capacity(ops.len());
+    for (k, op) in ops {
+        match index.get(&k) {
+            Some(&i) => out[i].1 = op,
+            None => {
+                index.insert(k.clone(), out.len());
+                out.push((k, op));
+            }
+        }
+    }
+    out
+}
+
+/// Copies entries found deeper into the stores above (best effort: they
+/// are caches; the value is already answered).
+async fn fill_upper_stores(upper: &[Arc<dyn Store>], entries: &[(Bytes, Entry)]) {
+    if entries.is_empty() {
+        return;
+    }
+    for store in upper {
+        if let Err(e) = store.set_many(entries).await {
+            tracing::debug!(error = %e, "filling an upper store failed");
+        }
     }
 }
 
@@ -152,56 +717,198 @@ impl Engine {
 /// durable together by [`Session::commit`] (group commit). Protocol servers
 /// run each pipelined batch in one session and commit before replying.
 pub struct Session<'a> {
-    engine: &'a Engine,
-    lsn: Vec<(usize, u64)>,
+    core: &'a Core,
+    /// Per namespace, the highest journal sequence number written.
+    commit_through: Vec<u64>,
 }
 
 impl Session<'_> {
     /// Reads one key.
-    pub async fn get(&mut self, _key: &[u8]) -> Result<Option<Entry>> {
-        let _ = (&self.engine, &self.lsn);
-        todo!()
+    pub async fn get(&mut self, key: &[u8]) -> Result<Option<Entry>> {
+        self.core.read(&Bytes::copy_from_slice(key)).await
     }
+
     /// Reads many keys; one slot per key in input order.
-    pub async fn get_many(&mut self, _keys: &[Bytes]) -> Result<Vec<Option<Entry>>> {
-        todo!()
+    pub async fn get_many(&mut self, keys: &[Bytes]) -> Result<Vec<Option<Entry>>> {
+        self.core.read_many(keys).await
     }
+
     /// Writes one key.
-    pub async fn set(&mut self, _key: Bytes, _value: Bytes, _opts: SetOptions) -> Result<SetOutcome> {
-        todo!()
+    pub async fn set(&mut self, key: Bytes, value: Bytes, opts: SetOptions) -> Result<SetOutcome> {
+        let core = self.core;
+        let _lock = core.lock_keys(std::iter::once(key.as_ref())).await;
+        let needs_old = opts.return_old || opts.condition != SetCondition::Always || opts.expiry == SetExpiry::Keep;
+        let old = if needs_old { core.read(&key).await? } else { None };
+        let applies = match opts.condition {
+            SetCondition::Always => true,
+            SetCondition::IfAbsent => old.is_none(),
+            SetCondition::IfPresent => old.is_some(),
+        };
+        if !applies {
+            return Ok(SetOutcome { applied: false, old });
+        }
+        let now = now_ms();
+        let op = match opts.expiry {
+            SetExpiry::Default => Some(core.with_default_ttl(&key, Entry::new(value))),
+            SetExpiry::Keep => Some(Entry { value, expires_at: old.as_ref().and_then(|e| e.expires_at) }),
+            SetExpiry::At(t) if t <= now => None, // already expired: the key is gone
+            SetExpiry::At(t) => Some(Entry { value, expires_at: Some(t) }),
+        };
+        core.write_many(vec![(key, op)], &mut self.commit_through).await?;
+        Ok(SetOutcome { applied: true, old })
     }
-    /// Writes many keys (their expiry as given; `None` never expires).
-    pub async fn set_many(&mut self, _entries: Vec<(Bytes, Entry)>) -> Result<()> {
-        todo!()
+
+    /// Writes one entry exactly as given (expiry included).
+    pub async fn set_entry(&mut self, key: Bytes, entry: Entry) -> Result<()> {
+        let _lock = self.core.lock_keys(std::iter::once(key.as_ref())).await;
+        let op = (!entry.is_expired_at(now_ms())).then_some(entry);
+        self.core.write_many(vec![(key, op)], &mut self.commit_through).await
     }
-    /// Deletes keys; returns how many existed.
-    pub async fn delete_many(&mut self, _keys: &[Bytes]) -> Result<u64> {
-        todo!()
+
+    /// Writes many keys; an entry without expiry gets its namespace's
+    /// default TTL. A key named twice takes its last value.
+    pub async fn set_many(&mut self, entries: Vec<(Bytes, Entry)>) -> Result<()> {
+        let core = self.core;
+        let _locks = core.lock_keys(entries.iter().map(|(k, _)| k.as_ref())).await;
+        let ops = entries.into_iter().map(|(k, e)| {
+            let e = core.with_default_ttl(&k, e);
+            (k, Some(e))
+        });
+        core.write_many(ops.collect(), &mut self.commit_through).await
     }
+
+    /// Deletes keys; returns how many distinct keys existed.
+    pub async fn delete_many(&mut self, keys: &[Bytes]) -> Result<u64> {
+        let core = self.core;
+        let _locks = core.lock_keys(keys.iter().map(|k| k.as_ref())).await;
+        let existing = core.read_many(keys).await?;
+        let mut seen = std::collections::HashSet::new();
+        let ops: Vec<(Bytes, Option<Entry>)> = keys
+            .iter()
+            .zip(existing)
+            .filter(|(k, e)| e.is_some() && seen.insert((*k).clone()))
+            .map(|(k, _)| (k.clone(), None))
+            .collect();
+        let n = ops.len() as u64;
+        core.write_many(ops, &mut self.commit_through).await?;
+        Ok(n)
+    }
+
     /// Counts how many of `keys` exist (a key named twice counts twice).
-    pub async fn exists_many(&mut self, _keys: &[Bytes]) -> Result<u64> {
-        todo!()
+    pub async fn exists_many(&mut self, keys: &[Bytes]) -> Result<u64> {
+        Ok(self.core.read_many(keys).await?.iter().filter(|e| e.is_some()).count() as u64)
     }
+
     /// Sets (`Some(unix_ms)`) or removes (`None`) a key's expiry; an expiry
-    /// in the past deletes the key. Returns whether the key existed.
-    pub async fn expire(&mut self, _key: &[u8], _at: Option<u64>) -> Result<bool> {
-        todo!()
+    /// at or before now deletes the key. Returns whether the key existed.
+    pub async fn expire(&mut self, key: &[u8], at: Option<u64>) -> Result<bool> {
+        let core = self.core;
+        let key = Bytes::copy_from_slice(key);
+        let _lock = core.lock_keys(std::iter::once(key.as_ref())).await;
+        let Some(old) = core.read(&key).await? else { return Ok(false) };
+        let op = match at {
+            Some(t) if t <= now_ms() => None,
+            at => Some(Entry { value: old.value, expires_at: at }),
+        };
+        core.write_many(vec![(key, op)], &mut self.commit_through).await?;
+        Ok(true)
     }
-    /// Adds `delta` to the decimal integer stored at `key` (absent = 0).
-    pub async fn incr_by(&mut self, _key: Bytes, _delta: i64) -> Result<i64> {
-        todo!()
+
+    /// Adds `delta` to the decimal integer stored at `key` (absent = 0),
+    /// keeping its expiry; returns the new value.
+    pub async fn incr_by(&mut self, key: Bytes, delta: i64) -> Result<i64> {
+        let core = self.core;
+        let _lock = core.lock_keys(std::iter::once(key.as_ref())).await;
+        let old = core.read(&key).await?;
+        let current = match &old {
+            Some(e) => parse_i64(&e.value).ok_or(EngineError::NotAnInteger)?,
+            None => 0,
+        };
+        let new = current.checked_add(delta).ok_or(EngineError::Overflow)?;
+        let value = Bytes::from(new.to_string());
+        let entry = match old {
+            Some(e) => Entry { value, expires_at: e.expires_at },
+            None => core.with_default_ttl(&key, Entry::new(value)),
+        };
+        core.write_many(vec![(key, Some(entry))], &mut self.commit_through).await?;
+        Ok(new)
     }
-    /// Number of live keys across all namespaces.
+
+    /// Number of live keys across all namespaces. Flushes write-back data
+    /// first so the stores can count exactly.
     pub async fn dbsize(&mut self) -> Result<u64> {
-        todo!()
+        let core = self.core;
+        for wb in core.namespaces.iter().filter_map(|n| n.wb.as_ref()) {
+            wb.flush().await?;
+        }
+        let mut n = 0;
+        for store in core.distinct_stores() {
+            n += store.count().await?;
+        }
+        if core.namespaces.iter().any(|ns| ns.cfg.stores.is_empty()) {
+            let now = now_ms();
+            n += core.l1.count_matching(now, |k| core.namespace_of(k).1.cfg.stores.is_empty());
+        }
+        Ok(n)
     }
-    /// Removes every key from every tier.
+
+    /// Removes every key from every tier and namespace.
     pub async fn flush_all(&mut self) -> Result<()> {
-        todo!()
+        let core = self.core;
+        for wb in core.namespaces.iter().filter_map(|n| n.wb.as_ref()) {
+            wb.clear().await?;
+        }
+        for store in core.distinct_stores() {
+            store.clear().await?;
+        }
+        core.l1.clear();
+        Ok(())
     }
-    /// Makes every write of this session durable (journal appended and
-    /// written/fsynced per policy). Call before acknowledging.
+
+    /// Makes every write of this session durable (journal written, and
+    /// fsynced under `fsync = always`). Call before acknowledging.
     pub async fn commit(&mut self) -> Result<()> {
-        todo!()
+        for (idx, seq) in self.commit_through.iter_mut().enumerate() {
+            if *seq == 0 {
+                continue;
+            }
+            let wb = self.core.namespaces[idx].wb.clone().expect("only write-back namespaces journal");
+            let through = *seq;
+            if wb.journal.policy() == FsyncPolicy::Always {
+                tokio::task::spawn_blocking(move || wb.journal.commit(through))
+                    .await
+                    .map_err(|e| EngineError::Config(format!("journal task failed: {e}")))??;
+            } else {
+                wb.journal.commit(through)?;
+            }
+            *seq = 0;
+        }
+        Ok(())
+    }
+}
+
+/// Parses a decimal i64 the way Redis does: optional '-', no '+', no
+/// spaces, no leading zeros.
+fn parse_i64(b: &[u8]) -> Option<i64> {
+    let digits = b.strip_prefix(b"-").unwrap_or(b);
+    if digits.is_empty() || digits.len() > 19 || (digits[0] == b'0' && b.len() > 1) || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(b).ok()?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_i64;
+
+    #[test]
+    fn integers_parse_like_redis() {
+        assert_eq!(parse_i64(b"0"), Some(0));
+        assert_eq!(parse_i64(b"-12"), Some(-12));
+        assert_eq!(parse_i64(b"9223372036854775807"), Some(i64::MAX));
+        assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
+        for bad in [&b""[..], b"-", b"+1", b" 1", b"01", b"-0", b"1.0", b"9223372036854775808", b"abc"] {
+            assert_eq!(parse_i64(bad), None, "{:?}", String::from_utf8_lossy(bad));
+        }
     }
 }

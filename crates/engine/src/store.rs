@@ -23,7 +23,7 @@ impl Mutation {
 }
 
 /// An error from a store, with the store's name and what failed.
-#[derive(Debug, thiserror::Error)]
+#[derive(Clone, Debug, thiserror::Error)]
 #[error("store '{store}': {message}")]
 pub struct StoreError {
     /// The configured name of the store at fault.

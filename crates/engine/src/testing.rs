@@ -1,1 +1,186 @@
-//! Stores for tests and examples: an in-memory store and one that fails on demand.
+//! Stores for tests and examples: [`MemoryStore`], a `HashMap` behind the
+//! [`Store`] trait, and [`FlakyStore`], which fails on demand so tests can
+//! show that nothing acknowledged is lost while a store is down.
+
+use crate::entry::{now_ms, Entry};
+use crate::store::{Mutation, Store, StoreError};
+use async_trait::async_trait;
+use bytes::Bytes;
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// An in-memory [`Store`]. Cheap, exact, and inspectable in tests.
+///
+/// ```
+/// use tiercache_engine::{testing::MemoryStore, Entry, Store};
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let s = MemoryStore::new("m");
+/// s.set_many(&[("k".into(), Entry::new("v"))]).await.unwrap();
+/// assert_eq!(s.snapshot().get(b"k".as_slice()).unwrap().value, "v");
+/// # });
+/// ```
+#[derive(Default)]
+pub struct MemoryStore {
+    name: String,
+    map: Mutex<HashMap<Bytes, Entry>>,
+    /// Number of `apply`/`set_many`/`delete_many` calls, to observe batching.
+    pub write_calls: AtomicU64,
+}
+
+impl MemoryStore {
+    /// An empty store named `name`.
+    pub fn new(name: &str) -> Self {
+        MemoryStore { name: name.to_string(), ..Default::default() }
+    }
+
+    /// Number of stored entries, expired ones included.
+    pub fn len(&self) -> usize {
+        self.map.lock().len()
+    }
+
+    /// True when nothing is stored.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// A copy of the contents.
+    pub fn snapshot(&self) -> HashMap<Bytes, Entry> {
+        self.map.lock().clone()
+    }
+}
+
+#[async_trait]
+impl Store for MemoryStore {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    async fn get_many(&self, keys: &[Bytes]) -> Result<Vec<Option<Entry>>, StoreError> {
+        let now = now_ms();
+        let map = self.map.lock();
+        Ok(keys.iter().map(|k| map.get(k).filter(|e| !e.is_expired_at(now)).cloned()).collect())
+    }
+
+    async fn set_many(&self, entries: &[(Bytes, Entry)]) -> Result<(), StoreError> {
+        self.write_calls.fetch_add(1, Ordering::Relaxed);
+        let mut map = self.map.lock();
+        for (k, e) in entries {
+            map.insert(k.clone(), e.clone());
+        }
+        Ok(())
+    }
+
+    async fn delete_many(&self, keys: &[Bytes]) -> Result<(), StoreError> {
+        self.write_calls.fetch_add(1, Ordering::Relaxed);
+        let mut map = self.map.lock();
+        for k in keys {
+            map.remove(k);
+        }
+        Ok(())
+    }
+
+    async fn apply(&self, batch: &[Mutation]) -> Result<(), StoreError> {
+        self.write_calls.fetch_add(1, Ordering::Relaxed);
+        let mut map = self.map.lock();
+        for m in batch {
+            match m {
+                Mutation::Set(k, e) => {
+                    map.insert(k.clone(), e.clone());
+                }
+                Mutation::Delete(k) => {
+                    map.remove(k);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn count(&self) -> Result<u64, StoreError> {
+        let now = now_ms();
+        Ok(self.map.lock().values().filter(|e| !e.is_expired_at(now)).count() as u64)
+    }
+
+    async fn clear(&self) -> Result<(), StoreError> {
+        self.map.lock().clear();
+        Ok(())
+    }
+
+    async fn purge_expired(&self, now: u64) -> Result<u64, StoreError> {
+        let mut map = self.map.lock();
+        let before = map.len();
+        map.retain(|_, e| !e.is_expired_at(now));
+        Ok((before - map.len()) as u64)
+    }
+}
+
+/// Wraps a store and fails every call while switched off, like a database
+/// that went away. Counts the failures it produced.
+pub struct FlakyStore<S> {
+    inner: Arc<S>,
+    down: AtomicBool,
+    /// How many calls failed because the store was down.
+    pub failures: AtomicU64,
+}
+
+impl<S: Store> FlakyStore<S> {
+    /// Wraps `inner`, initially up.
+    pub fn new(inner: Arc<S>) -> Self {
+        FlakyStore { inner, down: AtomicBool::new(false), failures: AtomicU64::new(0) }
+    }
+
+    /// Switches the store down (`true`) or back up.
+    pub fn set_down(&self, down: bool) {
+        self.down.store(down, Ordering::SeqCst);
+    }
+
+    /// The wrapped store.
+    pub fn inner(&self) -> &Arc<S> {
+        &self.inner
+    }
+
+    fn check(&self) -> Result<(), StoreError> {
+        if self.down.load(Ordering::SeqCst) {
+            self.failures.fetch_add(1, Ordering::Relaxed);
+            Err(StoreError::new(self.inner.name(), "connection refused (simulated outage)"))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+#[async_trait]
+impl<S: Store> Store for FlakyStore<S> {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    async fn get_many(&self, keys: &[Bytes]) -> Result<Vec<Option<Entry>>, StoreError> {
+        self.check()?;
+        self.inner.get_many(keys).await
+    }
+    async fn set_many(&self, entries: &[(Bytes, Entry)]) -> Result<(), StoreError> {
+        self.check()?;
+        self.inner.set_many(entries).await
+    }
+    async fn delete_many(&self, keys: &[Bytes]) -> Result<(), StoreError> {
+        self.check()?;
+        self.inner.delete_many(keys).await
+    }
+    async fn apply(&self, batch: &[Mutation]) -> Result<(), StoreError> {
+        self.check()?;
+        self.inner.apply(batch).await
+    }
+    async fn count(&self) -> Result<u64, StoreError> {
+        self.check()?;
+        self.inner.count().await
+    }
+    async fn clear(&self) -> Result<(), StoreError> {
+        self.check()?;
+        self.inner.clear().await
+    }
+    async fn purge_expired(&self, now: u64) -> Result<u64, StoreError> {
+        self.check()?;
+        self.inner.purge_expired(now).await
+    }
+}

@@ -1,0 +1,327 @@
+//! Write-back for one namespace: the queue of dirty keys, its journal, and
+//! the flusher that moves them to the stores in batches.
+//!
+//! Invariant: every journaled operation is either in the stores, or in this
+//! queue (`pending` or `inflight`), or superseded by a newer operation on the
+//! same key that is. Journal segments are deleted only after a flush that
+//! covered every operation they hold has succeeded.
+//!
+//! - Repeated writes to one key coalesce: `pending` keeps only the newest.
+//! - Deletes are tombstones (`op: None`) until flushed, so a read never
+//!   resurrects an older value from a store.
+//! - A failed flush keeps its batch (`inflight`) and the journal; the next
+//!   attempt merges newer writes over it and retries, with backoff.
+
+use crate::entry::{now_ms, Entry};
+use crate::error::{EngineError, Result};
+use crate::journal::{FsyncPolicy, Record, WriteBackJournal};
+use crate::memory::MemoryTier;
+use crate::store::{Mutation, Store};
+use bytes::Bytes;
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A dirty key's newest operation.
+#[derive(Clone)]
+pub(crate) struct Dirty {
+    /// `Some` = set, `None` = delete (tombstone).
+    pub(crate) op: Option<Entry>,
+    pub(crate) seq: u64,
+    /// When the key first became dirty (Unix ms), for the queue-age metric.
+    pub(crate) since: u64,
+}
+
+#[derive(Default)]
+struct Queue {
+    pending: HashMap<Bytes, Dirty>,
+    inflight: HashMap<Bytes, Dirty>,
+    /// key + value bytes held by both maps, for backpressure.
+    bytes: u64,
+}
+
+fn weight(key: &[u8], op: &Option<Entry>) -> u64 {
+    key.len() as u64 + op.as_ref().map_or(0, |e| e.value.len() as u64) + 64
+}
+
+pub(crate) struct WriteBack {
+    pub(crate) journal: WriteBackJournal,
+    queue: Mutex<Queue>,
+    stores: Vec<Arc<dyn Store>>,
+    l1: Arc<MemoryTier>,
+    flush_batch: usize,
+    pub(crate) flush_interval: Duration,
+    /// Dirty bytes above which writers wait for the flusher.
+    high_water: u64,
+    /// Wakes the flusher early (batch full, shutdown, explicit flush).
+    pub(crate) wake: tokio::sync::Notify,
+    /// Signalled after every flush attempt, for writers under backpressure.
+    progress: tokio::sync::Notify,
+    /// One flush at a time (the flusher, `DBSIZE`, `FLUSHALL`, shutdown).
+    flush_lock: tokio::sync::Mutex<()>,
+    pub(crate) flushes: AtomicU64,
+    pub(crate) flush_errors: AtomicU64,
+}
+
+impl WriteBack {
+    /// Opens the journal in `dir`, replays it into the queue and L1 (pinned).
+    /// Clears the stores first if the journal holds a `FLUSHALL`.
+    pub(crate) async fn open(
+        dir: &Path,
+        policy: FsyncPolicy,
+        stores: Vec<Arc<dyn Store>>,
+        l1: Arc<MemoryTier>,
+        flush_batch: usize,
+        flush_interval: Duration,
+    ) -> Result<WriteBack> {
+        let (journal, replay) = WriteBackJournal::open(dir, policy)?;
+        if replay.clear_stores {
+            for s in &stores {
+                s.clear().await?;
+            }
+        }
+        let wb = WriteBack {
+            journal,
+            queue: Mutex::new(Queue::default()),
+            stores,
+            high_water: (l1.max_bytes() / 2).max(1 << 20),
+            l1,
+            flush_batch: flush_batch.max(1),
+            flush_interval,
+            wake: Default::default(),
+            progress: Default::default(),
+            flush_lock: Default::default(),
+            flushes: AtomicU64::new(0),
+            flush_errors: AtomicU64::new(0),
+        };
+        let now = now_ms();
+        let replayed = replay.records.len();
+        for record in replay.records {
+            match record {
+                Record::Set { seq, key, entry } => wb.enqueue(key, Some(entry), seq, now),
+                Record::Delete { seq, key } => wb.enqueue(key, None, seq, now),
+                Record::Clear { .. } => unreachable!("replay strips Clear records"),
+            }
+        }
+        if replayed > 0 {
+            tracing::info!(dir = %dir.display(), records = replayed, keys = wb.pending_len(), "replayed write-back journal");
+        }
+        Ok(wb)
+    }
+
+    fn enqueue(&self, key: Bytes, op: Option<Entry>, seq: u64, now: u64) {
+        match &op {
+            Some(e) => {
+                self.l1.put(key.clone(), e.clone(), seq);
+            }
+            None => {
+                self.l1.remove(&key);
+            }
+        }
+        self.insert_pending(key, op, seq, now);
+    }
+
+    fn insert_pending(&self, key: Bytes, op: Option<Entry>, seq: u64, now: u64) {
+        let mut guard = self.queue.lock();
+        let q = &mut *guard;
+        let w = weight(&key, &op);
+        let since = match q.pending.get(&key) {
+            Some(old) => {
+                q.bytes -= weight(&key, &old.op);
+                old.since
+            }
+            None => now,
+        };
+        q.bytes += w;
+        q.pending.insert(key, Dirty { op, seq, since });
+    }
+
+    /// Journals a set (`Some`) or delete (`None`) of `key` and queues it; the
+    /// memory tier is updated pinned. Returns the journal sequence number the
+    /// caller must commit before acknowledging. The caller holds the key's
+    /// write lock, so per-key order is journal order.
+    pub(crate) fn write(&self, key: Bytes, op: Option<Entry>) -> u64 {
+        let now = now_ms();
+        let seq = self.journal.append_with(&key, op.as_ref(), |seq| {
+            self.insert_pending(key.clone(), op.clone(), seq, now);
+            seq
+        });
+        match op {
+            Some(e) => {
+                self.l1.put(key, e, seq);
+            }
+            None => {
+                self.l1.remove(&key);
+            }
+        }
+        if self.pending_len() >= self.flush_batch {
+            self.wake.notify_one();
+        }
+        seq
+    }
+
+    /// Waits while dirty data exceeds the high-water mark, up to `max_wait`.
+    pub(crate) async fn wait_for_room(&self, max_wait: Duration) -> Result<()> {
+        let deadline = tokio::time::Instant::now() + max_wait;
+        loop {
+            let progressed = self.progress.notified();
+            let bytes = self.queue.lock().bytes;
+            if bytes <= self.high_water {
+                return Ok(());
+            }
+            self.wake.notify_one();
+            if tokio::time::timeout_at(deadline, progressed).await.is_err() {
+                return Err(EngineError::WriteBackFull(format!(
+                    "{bytes} bytes of write-back data are waiting for store '{}' (limit {}); is it down?",
+                    self.stores.last().map_or("?", |s| s.name()),
+                    self.high_water
+                )));
+            }
+        }
+    }
+
+    /// The dirty state of `key`: `Some(Some(entry))` set, `Some(None)`
+    /// deleted, `None` not dirty (the stores are up to date).
+    pub(crate) fn lookup(&self, key: &[u8]) -> Option<Option<Entry>> {
+        let q = self.queue.lock();
+        q.pending.get(key).or_else(|| q.inflight.get(key)).map(|d| d.op.clone())
+    }
+
+    /// Dirty keys (pending and in flight).
+    pub(crate) fn pending_len(&self) -> usize {
+        let q = self.queue.lock();
+        q.pending.len() + q.inflight.len()
+    }
+
+    /// Age in ms of the oldest dirty key.
+    pub(crate) fn oldest_age_ms(&self) -> u64 {
+        let q = self.queue.lock();
+        let oldest = q.pending.values().chain(q.inflight.values()).map(|d| d.since).min();
+        oldest.map_or(0, |t| now_ms().saturating_sub(t))
+    }
+
+    /// Writes every dirty key to the stores, in batches of at most
+    /// `flush_batch`, then deletes the journal segments that are covered.
+    /// On error, what was not written stays queued and journaled.
+    pub(crate) async fn flush(&self) -> Result<usize> {
+        let _one_at_a_time = self.flush_lock.lock().await;
+        self.flush_locked().await
+    }
+
+    async fn flush_locked(&self) -> Result<usize> {
+        // Seal the journal and move pending to inflight atomically: no append
+        // can land in the sealed segment without being in this snapshot.
+        let (sealed, batch) = self.journal.rotate(|| {
+            let mut q = self.queue.lock();
+            let pending = std::mem::take(&mut q.pending);
+            q.inflight.extend(pending); // newer writes supersede a failed batch
+            q.inflight.iter().map(|(k, d)| (k.clone(), d.op.clone(), d.seq)).collect::<Vec<_>>()
+        })?;
+        let total = batch.len();
+        for chunk in batch.chunks(self.flush_batch) {
+            let mutations: Vec<Mutation> = chunk
+                .iter()
+                .map(|(k, op, _)| match op {
+                    Some(e) => Mutation::Set(k.clone(), e.clone()),
+                    None => Mutation::Delete(k.clone()),
+                })
+                .collect();
+            // The system of record first: once it has the data, nothing is lost.
+            for store in self.stores.iter().rev() {
+                if let Err(e) = store.apply(&mutations).await {
+                    self.flush_errors.fetch_add(1, Ordering::Relaxed);
+                    self.progress.notify_waiters();
+                    return Err(e.into());
+                }
+            }
+            let mut q = self.queue.lock();
+            for (key, op, seq) in chunk {
+                if q.inflight.get(key).is_some_and(|d| d.seq == *seq) {
+                    q.inflight.remove(key);
+                    q.bytes -= weight(key, op);
+                }
+                if op.is_some() {
+                    self.l1.mark_clean(key, *seq);
+                }
+            }
+        }
+        self.journal.remove_sealed_through(sealed)?;
+        self.flushes.fetch_add(1, Ordering::Relaxed);
+        self.progress.notify_waiters();
+        Ok(total)
+    }
+
+    /// `FLUSHALL` for this namespace: journals a clear, drops the queue,
+    /// clears the stores. A crash in between replays the clear at start.
+    pub(crate) async fn clear(&self) -> Result<()> {
+        let _one_at_a_time = self.flush_lock.lock().await;
+        let seq = self.journal.append_clear();
+        self.journal.commit(seq)?;
+        {
+            let mut guard = self.queue.lock();
+            let q = &mut *guard;
+            for (key, d) in q.pending.drain().chain(q.inflight.drain()) {
+                if d.op.is_some() {
+                    self.l1.mark_clean(&key, d.seq);
+                }
+            }
+            q.bytes = 0;
+        }
+        for s in self.stores.iter().rev() {
+            s.clear().await?;
+        }
+        Ok(())
+    }
+
+    /// The flusher: flushes every `flush_interval`, or early when woken,
+    /// retrying failures with exponential backoff (100 ms doubling to 30 s).
+    pub(crate) async fn run_flusher(self: Arc<Self>, mut stop: tokio::sync::watch::Receiver<bool>) {
+        let mut backoff = Duration::ZERO;
+        loop {
+            let wait = if backoff.is_zero() { self.flush_interval } else { backoff };
+            tokio::select! {
+                _ = tokio::time::sleep(wait) => {}
+                _ = self.wake.notified(), if backoff.is_zero() => {}
+                _ = stop.changed() => return,
+            }
+            if *stop.borrow() {
+                return;
+            }
+            if self.pending_len() == 0 {
+                continue;
+            }
+            match self.flush().await {
+                Ok(_) => backoff = Duration::ZERO,
+                Err(e) => {
+                    backoff = (backoff * 2).clamp(Duration::from_millis(100), Duration::from_secs(30));
+                    tracing::warn!(error = %e, retry_in = ?backoff, dirty = self.pending_len(), "write-back flush failed; data stays journaled");
+                }
+            }
+        }
+    }
+
+    /// Flushes until the queue is empty or `deadline` passes (shutdown).
+    pub(crate) async fn drain(&self, deadline: tokio::time::Instant) -> Result<()> {
+        let mut backoff = Duration::from_millis(50);
+        loop {
+            match self.flush().await {
+                Ok(_) if self.pending_len() == 0 => return self.journal.sync(),
+                Ok(_) => {}
+                Err(e) => {
+                    if tokio::time::Instant::now() + backoff > deadline {
+                        self.journal.sync()?;
+                        return Err(EngineError::WriteBackFull(format!(
+                            "{} keys could not be flushed before shutdown ({e}); they stay in the journal and are replayed at next start",
+                            self.pending_len()
+                        )));
+                    }
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(Duration::from_secs(1));
+                }
+            }
+        }
+    }
+}
