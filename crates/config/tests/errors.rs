@@ -1,0 +1,329 @@
+//! Each error class names the right line, column and field.
+
+use tiercache_config::{parse, ConfigError};
+
+fn err(text: &str) -> ConfigError {
+    match parse(text, "tiercache.toml") {
+        Ok(c) => panic!("expected an error, got {c:?}"),
+        Err(e) => e,
+    }
+}
+
+/// Asserts line, field and a message fragment; returns the rendered error.
+fn check(text: &str, line: usize, field: &str, fragment: &str) -> String {
+    let e = err(text);
+    let s = e.to_string();
+    assert_eq!(e.line(), Some(line), "{s}");
+    assert_eq!(e.field(), field, "{s}");
+    assert!(e.message().contains(fragment), "{s}");
+    assert!(s.starts_with(&format!("tiercache.toml:{line}:")), "{s}");
+    assert!(s.contains(&format!(": {field}: ")), "{s}");
+    s
+}
+
+#[test]
+fn unknown_key() {
+    check(
+        "[server]\nresp = \"off\"\nmax_client = 3\n",
+        3,
+        "server.max_client",
+        "unknown field `max_client`",
+    );
+    check("[bogus]\n", 1, "bogus", "unknown field `bogus`");
+    check(
+        "\n[namespace.default]\nflush = 1\n",
+        3,
+        "namespace.default.flush",
+        "unknown field `flush`",
+    );
+    // A key of another store type is unknown for this one, and says so.
+    let s = check(
+        "[store.main]\ntype = \"sqlite\"\npath = \"x.db\"\nurl = \"redis://h\"\n",
+        4,
+        "store.main.url",
+        "unknown field `url` for store type `sqlite`, expected one of path, table, type, timeout",
+    );
+    assert!(s.starts_with("tiercache.toml:4:"), "{s}");
+    // In an inline store too.
+    check(
+        "[namespace.default]\ntiers = [\n  { type = \"null\", colour = 1 },\n]\n",
+        3,
+        "namespace.default.tiers[0].colour",
+        "unknown field `colour`",
+    );
+}
+
+#[test]
+fn wrong_type() {
+    let s = check(
+        "\n\n[server]\nmax_clients = \"x\"\n",
+        4,
+        "server.max_clients",
+        "invalid type: string \"x\", expected u32",
+    );
+    assert_eq!(
+        s,
+        "tiercache.toml:4:15: server.max_clients: invalid type: string \"x\", expected u32"
+    );
+    check(
+        "[namespace.default]\ntiers = \"main\"\n",
+        2,
+        "namespace.default.tiers",
+        "invalid type",
+    );
+    check(
+        "[store.m]\ntype = \"redis\"\nurl = \"r://h\"\npool_size = \"big\"\n",
+        4,
+        "store.m.pool_size",
+        "invalid type",
+    );
+    check(
+        "[namespace.default]\ntiers = [3]\n",
+        2,
+        "namespace.default.tiers[0]",
+        "store name or an inline store",
+    );
+}
+
+#[test]
+fn unknown_store_name() {
+    let text = "[namespace.default]\ntiers = [\"main\"]\n\n[store.main]\ntype = \"sqlite\"\npath = \"a.db\"\n\n[store.shared]\ntype = \"buffer\"\nsecondary = \"main\"\n\nprimary = \"redsi\"\n";
+    let s = check(
+        text,
+        12,
+        "store.shared.primary",
+        "unknown store 'redsi' (known: main, shared)",
+    );
+    assert_eq!(
+        s,
+        "tiercache.toml:12:11: store.shared.primary: unknown store 'redsi' (known: main, shared)"
+    );
+    check(
+        "[namespace.\"s:\"]\ntiers = [\"main\", \"nope\"]\n",
+        2,
+        "namespace.\"s:\".tiers[1]",
+        "unknown store 'nope'",
+    );
+    check(
+        "[store.b]\ntype = \"bucket\"\nbuckets = [{ type = \"multi\", stores = [\"ghost\"] }]\n",
+        3,
+        "store.b.buckets[0].stores[0]",
+        "unknown store 'ghost'",
+    );
+    check(
+        "[http_cache]\ntiers = [\"cdn\"]\n",
+        2,
+        "http_cache.tiers[0]",
+        "unknown store 'cdn'",
+    );
+}
+
+#[test]
+fn cycles() {
+    check(
+        "[store.a]\ntype = \"buffer\"\nprimary = \"a\"\nsecondary = { type = \"null\" }\n",
+        3,
+        "store.a.primary",
+        "store cycle: a -> a",
+    );
+    check(
+        "[store.a]\ntype = \"multi\"\nstores = [\"b\"]\n[store.b]\ntype = \"bucket\"\nbuckets = [{ type = \"multi\", stores = [\"a\"] }]\n",
+        6,
+        "store.b.buckets[0].stores[0]",
+        "store cycle: a -> b -> a",
+    );
+}
+
+#[test]
+fn bad_enum_value() {
+    check(
+        "[namespace.default]\nwrite = \"sideways\"\n",
+        2,
+        "namespace.default.write",
+        "unknown variant `sideways`, expected one of `through`, `back`, `around`",
+    );
+    check(
+        "[namespace.default]\nfsync = \"sometimes\"\n",
+        2,
+        "namespace.default.fsync",
+        "unknown variant",
+    );
+    check(
+        "[store.x]\ntype = \"bucket\"\nbuckets = [\"main\"]\nhash = \"crc\"\n",
+        4,
+        "store.x.hash",
+        "unknown variant `crc`",
+    );
+    check(
+        "[store.x]\ntype = \"multi\"\nstores = [\"main\"]\nreport_success = \"most\"\n",
+        4,
+        "store.x.report_success",
+        "unknown variant",
+    );
+    check(
+        "[store.x]\ntype = \"file\"\npath = \"p\"\nrotate_period = \"weekly\"\n",
+        4,
+        "store.x.rotate_period",
+        "unknown variant",
+    );
+    check(
+        "[store.x]\ntype = \"sqlight\"\n",
+        2,
+        "store.x.type",
+        "unknown store type `sqlight`",
+    );
+}
+
+#[test]
+fn bad_duration() {
+    check(
+        "[namespace.default]\nttl = \"5 parsecs\"\n",
+        2,
+        "namespace.default.ttl",
+        "invalid duration \"5 parsecs\"",
+    );
+    check(
+        "[server]\nidle_timeout = -1\n",
+        2,
+        "server.idle_timeout",
+        "must not be negative",
+    );
+    check(
+        "[store.x]\ntype = \"null\"\ntimeout = true\n",
+        3,
+        "store.x.timeout",
+        "invalid type",
+    );
+}
+
+#[test]
+fn bad_size() {
+    check(
+        "[memory]\nmax_bytes = \"12 parsecs\"\n",
+        2,
+        "memory.max_bytes",
+        "invalid size \"12 parsecs\"",
+    );
+    check(
+        "[server]\nmax_value_bytes = -5\n",
+        2,
+        "server.max_value_bytes",
+        "must not be negative",
+    );
+    check(
+        "[store.x]\ntype = \"buffer\"\nprimary = \"main\"\nsecondary = { type = \"file\", path = \"s\", max_size = \"big\" }\n",
+        4,
+        "store.x.secondary.max_size",
+        "invalid size",
+    );
+}
+
+#[test]
+fn bad_address() {
+    check(
+        "[server]\nresp = \"localhost\"\n",
+        2,
+        "server.resp",
+        "invalid address \"localhost\"",
+    );
+    check(
+        "[server]\nadmin = \"127.0.0.1:70000\"\n",
+        2,
+        "server.admin",
+        "bad port",
+    );
+    check(
+        "[server]\nmemcache = \"unix:relative.sock\"\n",
+        2,
+        "server.memcache",
+        "absolute path",
+    );
+    check(
+        "[http_cache]\nlisten = \"on\"\n",
+        2,
+        "http_cache.listen",
+        "invalid address",
+    );
+    check(
+        "[http_cache]\nupstream = \"ftp://x\"\n",
+        2,
+        "http_cache.upstream",
+        "http://",
+    );
+}
+
+#[test]
+fn semantic_ranges_and_names() {
+    check(
+        "[namespace.\"\"]\ntiers = []\n",
+        1,
+        "namespace.\"\"",
+        "non-empty key prefix",
+    );
+    check(
+        "[namespace.default]\nflush_batch = 0\n",
+        2,
+        "namespace.default.flush_batch",
+        "at least 1",
+    );
+    check(
+        "[server]\nmax_clients = 0\n",
+        2,
+        "server.max_clients",
+        "at least 1",
+    );
+    check(
+        "[store.r]\ntype = \"redis\"\npool_size = 0\nurl = \"redis://h\"\n",
+        3,
+        "store.r.pool_size",
+        "at least 1",
+    );
+    check(
+        "[store.b]\ntype = \"bucket\"\nbuckets = []\n",
+        3,
+        "store.b.buckets",
+        "must not be empty",
+    );
+    check(
+        "\n[store.s]\ntype = \"sqlite\"\n",
+        2,
+        "store.s",
+        "requires `path`",
+    );
+    check(
+        "[store.r]\ntype = \"redis\"\n",
+        1,
+        "store.r",
+        "requires `url` or `cluster`",
+    );
+    check(
+        "[namespace.default]\ntiers = [{ path = \"a.db\" }]\n",
+        2,
+        "namespace.default.tiers[0]",
+        "missing field `type`",
+    );
+}
+
+#[test]
+fn syntax_error_has_a_line() {
+    let e = err("[server]\nresp = \n");
+    assert_eq!(e.line(), Some(2), "{e}");
+    let e = err("[server\n");
+    assert_eq!(e.line(), Some(1), "{e}");
+}
+
+#[test]
+fn dotted_keys_are_located_too() {
+    check(
+        "namespace.default.tiers = [\"main\"]\nstore.main.type = \"sqlite\"\nstore.main.path = 5\n",
+        3,
+        "store.main.path",
+        "invalid type",
+    );
+    check(
+        "server.resp = \"nowhere\"\n",
+        1,
+        "server.resp",
+        "invalid address",
+    );
+}

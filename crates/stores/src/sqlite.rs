@@ -1,0 +1,639 @@
+//! [`SqliteStore`]: a table in an SQLite file, the embedded default system of record.
+//!
+//! Layout on disk (readable with the `sqlite3` CLI):
+//!
+//! ```sql
+//! CREATE TABLE tiercache_meta (name TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL);
+//! CREATE TABLE kv (key BLOB PRIMARY KEY NOT NULL, value BLOB NOT NULL, expires_at INTEGER)
+//!     WITHOUT ROWID;
+//! CREATE INDEX kv_expires_at ON kv (expires_at) WHERE expires_at IS NOT NULL;
+//! ```
+//!
+//! `expires_at` is absolute Unix milliseconds (NULL never expires). Expired rows
+//! stay on disk until [`Store::purge_expired`] removes them, but are never returned.
+//!
+//! Concurrency: one writer connection and a small pool of reader connections.
+//! The file is in WAL mode, so readers never wait for the writer. All SQLite
+//! calls run on tokio's blocking pool so they never stall the async workers.
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use parking_lot::{Mutex, MutexGuard};
+use rusqlite::limits::Limit;
+use rusqlite::{Connection, OpenFlags, OptionalExtension, Statement, TransactionBehavior};
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tiercache_engine::{now_ms, Entry, Mutation, Store, StoreError};
+
+/// The on-disk schema version this build writes and understands.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// Name of the table holding the schema version (shared by every store in a file).
+const META_TABLE: &str = "tiercache_meta";
+
+/// Number of reader connections. Small: reads are short, and each
+/// connection holds its own page cache.
+const READERS: usize = 4;
+
+/// Upper bound on bound parameters per statement, even when SQLite allows more
+/// (bundled SQLite allows 32766). Measured on 100k keys: chunk sizes from 99 to
+/// 32766 parameters are within 10% of each other for both reads and upserts, so
+/// we keep 999, the historical default every SQLite build supports.
+const MAX_PARAMS: usize = 999;
+
+/// How long a connection waits on a lock held by another connection (or
+/// another process) before giving up with SQLITE_BUSY.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A [`Store`] backed by one table of an SQLite database file.
+///
+/// Cheap to clone; clones share the connections.
+///
+/// ```
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// use tiercache_engine::{Entry, Store};
+/// use tiercache_stores::SqliteStore;
+/// let dir = tempfile::tempdir().unwrap();
+/// let store = SqliteStore::open("main", &dir.path().join("cache.db"), "kv").unwrap();
+/// store.set_many(&[("k".into(), Entry::new("v"))]).await.unwrap();
+/// assert_eq!(store.count().await.unwrap(), 1);
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct SqliteStore {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    name: String,
+    path: PathBuf,
+    table: String,
+    writer: Mutex<Connection>,
+    readers: Vec<Mutex<Connection>>,
+    next_reader: AtomicUsize,
+    /// Keys per `IN (...)` chunk.
+    key_chunk: usize,
+    /// Rows per multi-row upsert chunk (three parameters each).
+    row_chunk: usize,
+    sql: Sql,
+}
+
+/// SQL text built once at open, for the table and the full chunk sizes.
+struct Sql {
+    select_full: String,
+    upsert_full: String,
+    delete_full: String,
+    count: String,
+    clear: String,
+    purge: String,
+}
+
+impl Sql {
+    fn new(table: &str, key_chunk: usize, row_chunk: usize) -> Sql {
+        let t = quote(table);
+        Sql {
+            select_full: select_sql(table, key_chunk),
+            upsert_full: upsert_sql(table, row_chunk),
+            delete_full: delete_sql(table, key_chunk),
+            count: format!("SELECT count(*) FROM {t} WHERE expires_at IS NULL OR expires_at > ?1"),
+            clear: format!("DELETE FROM {t}"),
+            purge: format!("DELETE FROM {t} WHERE expires_at IS NOT NULL AND expires_at <= ?1"),
+        }
+    }
+}
+
+fn quote(ident: &str) -> String {
+    // Names are validated to identifier characters; quoting still keeps SQL
+    // keywords (a table called `order`) working.
+    format!("\"{ident}\"")
+}
+
+fn placeholders(n: usize, per_row: usize) -> String {
+    let row = if per_row == 1 {
+        "?".to_string()
+    } else {
+        format!("({})", vec!["?"; per_row].join(","))
+    };
+    vec![row.as_str(); n].join(",")
+}
+
+fn select_sql(table: &str, n: usize) -> String {
+    format!(
+        "SELECT key, value, expires_at FROM {} WHERE key IN ({})",
+        quote(table),
+        placeholders(n, 1)
+    )
+}
+
+fn upsert_sql(table: &str, rows: usize) -> String {
+    format!(
+        "INSERT INTO {}(key, value, expires_at) VALUES {} \
+         ON CONFLICT(key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at",
+        quote(table),
+        placeholders(rows, 3)
+    )
+}
+
+fn delete_sql(table: &str, n: usize) -> String {
+    format!(
+        "DELETE FROM {} WHERE key IN ({})",
+        quote(table),
+        placeholders(n, 1)
+    )
+}
+
+/// SQLite integers are signed; expiries beyond `i64::MAX` ms are "never" in practice.
+fn expiry_to_sql(t: Option<u64>) -> Option<i64> {
+    t.map(|t| i64::try_from(t).unwrap_or(i64::MAX))
+}
+
+fn expiry_from_sql(t: Option<i64>) -> Option<u64> {
+    t.map(|t| u64::try_from(t).unwrap_or(0))
+}
+
+fn now_sql() -> i64 {
+    expiry_to_sql(Some(now_ms())).unwrap_or(i64::MAX)
+}
+
+/// Checks that `table` is a plain identifier, so it can be spliced into SQL.
+fn validate_table(table: &str) -> Result<(), String> {
+    let mut chars = table.chars();
+    let first_ok = matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_');
+    if !first_ok || !chars.all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return Err(format!(
+            "invalid table name {table:?}: use ASCII letters, digits and '_', not starting with a digit"
+        ));
+    }
+    if table.len() > 64 {
+        return Err(format!(
+            "invalid table name {table:?}: longer than 64 characters"
+        ));
+    }
+    if table.to_ascii_lowercase().starts_with("sqlite_") || table.eq_ignore_ascii_case(META_TABLE) {
+        return Err(format!("invalid table name {table:?}: reserved name"));
+    }
+    Ok(())
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the database at `path` and the table `table` in it.
+    ///
+    /// Creates missing parent directories, switches the file to WAL mode and
+    /// checks the schema version: a file written by a newer tiercache (schema
+    /// version above [`SCHEMA_VERSION`]) is refused rather than misread.
+    /// `name` is the store's configured name, used in errors.
+    ///
+    /// `path` must be a real file: the reader connections open it separately,
+    /// so `:memory:` would give each connection its own empty database.
+    pub fn open(name: &str, path: &Path, table: &str) -> Result<SqliteStore, StoreError> {
+        let fail = |what: &str, e: &dyn std::fmt::Display| {
+            StoreError::new(name, format!("sqlite {}: {what}: {e}", path.display()))
+        };
+        validate_table(table).map_err(|e| StoreError::new(name, e))?;
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| fail("creating parent directory", &e))?;
+        }
+
+        let mut writer = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| fail("opening", &e))?;
+        writer
+            .busy_timeout(BUSY_TIMEOUT)
+            .map_err(|e| fail("setting busy timeout", &e))?;
+        let mode: String = writer
+            .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
+            .map_err(|e| fail("enabling WAL", &e))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(fail("enabling WAL", &format!("journal_mode is {mode}")));
+        }
+        // NORMAL under WAL: committed data survives a process crash; only an OS
+        // crash may lose the last transactions, which the write-back journal covers.
+        writer
+            .pragma_update(None, "synchronous", "NORMAL")
+            .map_err(|e| fail("setting synchronous", &e))?;
+        init_schema(&mut writer, path, table).map_err(|e| match e {
+            SchemaError::Sql(e) => fail("creating schema", &e),
+            SchemaError::Version(msg) => StoreError::new(name, msg),
+        })?;
+
+        let limit = usize::try_from(writer.limit(Limit::SQLITE_LIMIT_VARIABLE_NUMBER)).unwrap_or(0);
+        let max_params = limit.clamp(3, MAX_PARAMS);
+        let key_chunk = max_params;
+        let row_chunk = max_params / 3;
+
+        let mut readers = Vec::with_capacity(READERS);
+        for _ in 0..READERS {
+            // Read-only: a bug cannot write through a reader, and WAL lets these
+            // run alongside the writer.
+            let conn = Connection::open_with_flags(
+                path,
+                OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )
+            .map_err(|e| fail("opening reader", &e))?;
+            conn.busy_timeout(BUSY_TIMEOUT)
+                .map_err(|e| fail("setting busy timeout", &e))?;
+            readers.push(Mutex::new(conn));
+        }
+
+        tracing::debug!(store = name, path = %path.display(), table, "opened sqlite store");
+        Ok(SqliteStore {
+            inner: Arc::new(Inner {
+                name: name.to_string(),
+                path: path.to_path_buf(),
+                table: table.to_string(),
+                writer: Mutex::new(writer),
+                readers,
+                next_reader: AtomicUsize::new(0),
+                key_chunk,
+                row_chunk,
+                sql: Sql::new(table, key_chunk, row_chunk),
+            }),
+        })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// The table holding the entries.
+    pub fn table(&self) -> &str {
+        &self.inner.table
+    }
+
+    /// Runs `f` on tokio's blocking pool, turning a panic there into an error.
+    async fn blocking<T, F>(&self, op: &'static str, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Inner) -> rusqlite::Result<T> + Send + 'static,
+    {
+        let inner = Arc::clone(&self.inner);
+        match tokio::task::spawn_blocking(move || f(&inner)).await {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => Err(self.inner.error(op, &e)),
+            Err(e) => Err(self.inner.error(op, &format!("blocking task failed: {e}"))),
+        }
+    }
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore")
+            .field("name", &self.inner.name)
+            .field("path", &self.inner.path)
+            .field("table", &self.inner.table)
+            .finish()
+    }
+}
+
+enum SchemaError {
+    Sql(rusqlite::Error),
+    Version(String),
+}
+
+impl From<rusqlite::Error> for SchemaError {
+    fn from(e: rusqlite::Error) -> Self {
+        SchemaError::Sql(e)
+    }
+}
+
+/// Creates the meta table, checks or records the version, creates the entry table.
+fn init_schema(conn: &mut Connection, path: &Path, table: &str) -> Result<(), SchemaError> {
+    // IMMEDIATE: two processes opening a fresh file must not both record a version.
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    tx.execute(
+        &format!("CREATE TABLE IF NOT EXISTS {META_TABLE} (name TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL)"),
+        [],
+    )?;
+    let version: Option<i64> = tx
+        .query_row(
+            &format!("SELECT value FROM {META_TABLE} WHERE name = 'schema_version'"),
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    match version {
+        None => {
+            tx.execute(
+                &format!("INSERT INTO {META_TABLE} (name, value) VALUES ('schema_version', ?1)"),
+                [SCHEMA_VERSION],
+            )?;
+        }
+        Some(v) if v == SCHEMA_VERSION => {}
+        Some(v) => {
+            return Err(SchemaError::Version(format!(
+                "sqlite {}: schema version {v} is not supported (this build understands version {SCHEMA_VERSION}); \
+                 was it written by a newer tiercache?",
+                path.display()
+            )));
+        }
+    }
+    let t = quote(table);
+    let index = quote(&format!("{table}_expires_at"));
+    tx.execute(
+        &format!(
+            "CREATE TABLE IF NOT EXISTS {t} \
+             (key BLOB PRIMARY KEY NOT NULL, value BLOB NOT NULL, expires_at INTEGER) WITHOUT ROWID"
+        ),
+        [],
+    )?;
+    // Partial: most entries never expire, and purge only looks at those that do.
+    tx.execute(
+        &format!(
+            "CREATE INDEX IF NOT EXISTS {index} ON {t} (expires_at) WHERE expires_at IS NOT NULL"
+        ),
+        [],
+    )?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// Runs `body` on the cached statement for full chunks, or a one-off one for
+/// the (variable-size) last chunk, so the cache is not flooded with sizes.
+fn with_statement<T>(
+    conn: &Connection,
+    full: bool,
+    full_sql: &str,
+    partial_sql: impl FnOnce() -> String,
+    body: impl FnOnce(&mut Statement<'_>) -> rusqlite::Result<T>,
+) -> rusqlite::Result<T> {
+    if full {
+        let mut stmt = conn.prepare_cached(full_sql)?;
+        body(&mut stmt)
+    } else {
+        body(&mut conn.prepare(&partial_sql())?)
+    }
+}
+
+/// Keeps the last occurrence of each key, in input order, so a batch means the
+/// same as applying its items one after another.
+fn last_wins<'a, T>(items: &'a [T], key: impl Fn(&'a T) -> &'a Bytes) -> Vec<&'a T> {
+    let mut last: HashMap<&Bytes, usize> = HashMap::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        last.insert(key(item), i);
+    }
+    if last.len() == items.len() {
+        return items.iter().collect();
+    }
+    items
+        .iter()
+        .enumerate()
+        .filter(|(i, item)| last[key(item)] == *i)
+        .map(|(_, item)| item)
+        .collect()
+}
+
+impl Inner {
+    fn error(&self, op: &str, cause: &dyn std::fmt::Display) -> StoreError {
+        StoreError::new(
+            &self.name,
+            format!("sqlite {} ({op}): {cause}", self.path.display()),
+        )
+    }
+
+    /// A reader connection: the first idle one, else wait on one in rotation.
+    fn reader(&self) -> MutexGuard<'_, Connection> {
+        let start = self.next_reader.fetch_add(1, Ordering::Relaxed);
+        for i in 0..self.readers.len() {
+            if let Some(guard) = self.readers[(start + i) % self.readers.len()].try_lock() {
+                return guard;
+            }
+        }
+        self.readers[start % self.readers.len()].lock()
+    }
+
+    fn get_many(&self, keys: &[Bytes]) -> rusqlite::Result<Vec<Option<Entry>>> {
+        let mut seen = HashSet::with_capacity(keys.len());
+        let unique: Vec<&Bytes> = keys.iter().filter(|k| seen.insert(*k)).collect();
+        let conn = self.reader();
+        // One clock reading for the whole call, so one answer is self-consistent.
+        let now = now_ms();
+        let mut found: HashMap<Vec<u8>, Entry> = HashMap::with_capacity(unique.len());
+        for chunk in unique.chunks(self.key_chunk) {
+            with_statement(
+                &conn,
+                chunk.len() == self.key_chunk,
+                &self.sql.select_full,
+                || select_sql(&self.table, chunk.len()),
+                |stmt| {
+                    for (i, key) in chunk.iter().enumerate() {
+                        stmt.raw_bind_parameter(i + 1, &key[..])?;
+                    }
+                    let mut rows = stmt.raw_query();
+                    while let Some(row) = rows.next()? {
+                        let key: Vec<u8> = row.get(0)?;
+                        let value: Vec<u8> = row.get(1)?;
+                        let entry = Entry::with_expiry(value, expiry_from_sql(row.get(2)?));
+                        if !entry.is_expired_at(now) {
+                            found.insert(key, entry);
+                        }
+                    }
+                    Ok(())
+                },
+            )?;
+        }
+        drop(conn);
+        Ok(keys.iter().map(|k| found.get(&k[..]).cloned()).collect())
+    }
+
+    fn write_sets(&self, conn: &Connection, sets: &[(&Bytes, &Entry)]) -> rusqlite::Result<()> {
+        for chunk in sets.chunks(self.row_chunk) {
+            with_statement(
+                conn,
+                chunk.len() == self.row_chunk,
+                &self.sql.upsert_full,
+                || upsert_sql(&self.table, chunk.len()),
+                |stmt| {
+                    for (i, (key, entry)) in chunk.iter().enumerate() {
+                        stmt.raw_bind_parameter(3 * i + 1, &key[..])?;
+                        stmt.raw_bind_parameter(3 * i + 2, &entry.value[..])?;
+                        stmt.raw_bind_parameter(3 * i + 3, expiry_to_sql(entry.expires_at))?;
+                    }
+                    stmt.raw_execute().map(drop)
+                },
+            )?;
+        }
+        Ok(())
+    }
+
+    fn write_deletes(&self, conn: &Connection, keys: &[&Bytes]) -> rusqlite::Result<()> {
+        for chunk in keys.chunks(self.key_chunk) {
+            with_statement(
+                conn,
+                chunk.len() == self.key_chunk,
+                &self.sql.delete_full,
+                || delete_sql(&self.table, chunk.len()),
+                |stmt| {
+                    for (i, key) in chunk.iter().enumerate() {
+                        stmt.raw_bind_parameter(i + 1, &key[..])?;
+                    }
+                    stmt.raw_execute().map(drop)
+                },
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Writes `sets` and `deletes` in one IMMEDIATE transaction: all or nothing.
+    fn write(&self, sets: &[(&Bytes, &Entry)], deletes: &[&Bytes]) -> rusqlite::Result<()> {
+        let mut conn = self.writer.lock();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        self.write_sets(&tx, sets)?;
+        self.write_deletes(&tx, deletes)?;
+        tx.commit()
+    }
+
+    fn execute_on_writer(&self, sql: &str, now: Option<i64>) -> rusqlite::Result<usize> {
+        let conn = self.writer.lock();
+        let mut stmt = conn.prepare_cached(sql)?;
+        match now {
+            Some(now) => stmt.execute([now]),
+            None => stmt.execute([]),
+        }
+    }
+}
+
+#[async_trait]
+impl Store for SqliteStore {
+    fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    async fn get_many(&self, keys: &[Bytes]) -> Result<Vec<Option<Entry>>, StoreError> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let keys = keys.to_vec();
+        self.blocking("get_many", move |inner| inner.get_many(&keys))
+            .await
+    }
+
+    async fn set_many(&self, entries: &[(Bytes, Entry)]) -> Result<(), StoreError> {
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let entries = entries.to_vec();
+        self.blocking("set_many", move |inner| {
+            let sets: Vec<_> = last_wins(&entries, |(k, _)| k)
+                .into_iter()
+                .map(|(k, e)| (k, e))
+                .collect();
+            inner.write(&sets, &[])
+        })
+        .await
+    }
+
+    async fn delete_many(&self, keys: &[Bytes]) -> Result<(), StoreError> {
+        if keys.is_empty() {
+            return Ok(());
+        }
+        let keys = keys.to_vec();
+        self.blocking("delete_many", move |inner| {
+            let mut seen = HashSet::with_capacity(keys.len());
+            let unique: Vec<&Bytes> = keys.iter().filter(|k| seen.insert(*k)).collect();
+            inner.write(&[], &unique)
+        })
+        .await
+    }
+
+    async fn apply(&self, batch: &[Mutation]) -> Result<(), StoreError> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let batch = batch.to_vec();
+        self.blocking("apply", move |inner| {
+            let mut sets = Vec::new();
+            let mut deletes = Vec::new();
+            for m in last_wins(&batch, Mutation::key) {
+                match m {
+                    Mutation::Set(k, e) => sets.push((k, e)),
+                    Mutation::Delete(k) => deletes.push(k),
+                }
+            }
+            inner.write(&sets, &deletes)
+        })
+        .await
+    }
+
+    async fn count(&self) -> Result<u64, StoreError> {
+        self.blocking("count", |inner| {
+            let conn = inner.reader();
+            let n: i64 = conn
+                .prepare_cached(&inner.sql.count)?
+                .query_row([now_sql()], |r| r.get(0))?;
+            Ok(u64::try_from(n).unwrap_or(0))
+        })
+        .await
+    }
+
+    async fn clear(&self) -> Result<(), StoreError> {
+        self.blocking("clear", |inner| {
+            inner.execute_on_writer(&inner.sql.clear, None).map(drop)
+        })
+        .await
+    }
+
+    async fn purge_expired(&self, now_ms: u64) -> Result<u64, StoreError> {
+        let now = expiry_to_sql(Some(now_ms));
+        self.blocking("purge_expired", move |inner| {
+            inner.execute_on_writer(&inner.sql.purge, now)
+        })
+        .await
+        .map(|n| n as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_names_are_validated() {
+        for ok in ["kv", "_t", "Cache_2"] {
+            assert!(validate_table(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "",
+            "1kv",
+            "kv;drop",
+            "k v",
+            "k\"v",
+            "sqlite_x",
+            "tiercache_meta",
+            "é",
+        ] {
+            assert!(validate_table(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn placeholders_shape() {
+        assert_eq!(placeholders(3, 1), "?,?,?");
+        assert_eq!(placeholders(2, 3), "(?,?,?),(?,?,?)");
+    }
+
+    #[test]
+    fn last_wins_keeps_last_occurrence_in_order() {
+        let k = |s: &'static str| Bytes::from_static(s.as_bytes());
+        let items = vec![(k("a"), 1), (k("b"), 2), (k("a"), 3)];
+        let kept: Vec<_> = last_wins(&items, |(k, _)| k)
+            .into_iter()
+            .map(|(_, v)| *v)
+            .collect();
+        assert_eq!(kept, vec![2, 3]);
+    }
+
+    #[test]
+    fn expiry_conversion_saturates() {
+        assert_eq!(expiry_to_sql(Some(u64::MAX)), Some(i64::MAX));
+        assert_eq!(expiry_from_sql(Some(-5)), Some(0));
+        assert_eq!(expiry_to_sql(None), None);
+    }
+}
