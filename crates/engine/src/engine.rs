@@ -132,34 +132,54 @@ impl EngineBuilder {
         let mut seen = std::collections::HashSet::new();
         for ns in &self.namespaces {
             if !seen.insert(ns.name.clone()) {
-                return Err(EngineError::Config(format!("namespace '{}' is defined twice", ns.name)));
+                return Err(EngineError::Config(format!(
+                    "namespace '{}' is defined twice",
+                    ns.name
+                )));
             }
             if ns.name.is_empty() {
-                return Err(EngineError::Config("a namespace prefix cannot be empty (use 'default')".into()));
+                return Err(EngineError::Config(
+                    "a namespace prefix cannot be empty (use 'default')".into(),
+                ));
             }
         }
         if !self.namespaces.iter().any(|n| n.name == "default") {
-            self.namespaces.push(NamespaceConfig::new("default", WriteMode::Back));
+            self.namespaces
+                .push(NamespaceConfig::new("default", WriteMode::Back));
         }
         let l1 = Arc::new(MemoryTier::new(self.memory_bytes));
         let mut namespaces = Vec::new();
         for cfg in self.namespaces {
             let wb = if cfg.write_mode == WriteMode::Back && !cfg.stores.is_empty() {
-                let dir = self.data_dir.join("journal").join(journal_dir_name(&cfg.name));
-                let wb = WriteBack::open(&dir, cfg.fsync, cfg.stores.clone(), l1.clone(), cfg.flush_batch, cfg.flush_interval).await?;
+                let dir = self
+                    .data_dir
+                    .join("journal")
+                    .join(journal_dir_name(&cfg.name));
+                let wb = WriteBack::open(
+                    &dir,
+                    cfg.fsync,
+                    cfg.stores.clone(),
+                    l1.clone(),
+                    cfg.flush_batch,
+                    cfg.flush_interval,
+                )
+                .await?;
                 Some(Arc::new(wb))
             } else {
                 None
             };
             namespaces.push(Namespace { cfg, wb });
         }
-        let router = NamespaceRouter::new(&namespaces.iter().map(|n| n.cfg.clone()).collect::<Vec<_>>());
+        let router =
+            NamespaceRouter::new(&namespaces.iter().map(|n| n.cfg.clone()).collect::<Vec<_>>());
         let core = Arc::new(Core {
             l1,
             router,
             namespaces,
             flights: Flights::new(),
-            key_locks: (0..KEY_LOCK_STRIPES).map(|_| tokio::sync::Mutex::new(())).collect(),
+            key_locks: (0..KEY_LOCK_STRIPES)
+                .map(|_| tokio::sync::Mutex::new(()))
+                .collect(),
             hasher: Default::default(),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
@@ -168,13 +188,20 @@ impl EngineBuilder {
         });
         let (stop, _) = tokio::sync::watch::channel(false);
         let tasks = spawn_background(&core, &stop);
-        Ok(Engine { core, stop, tasks: Mutex::new(tasks) })
+        Ok(Engine {
+            core,
+            stop,
+            tasks: Mutex::new(tasks),
+        })
     }
 }
 
 /// A filesystem-safe, stable directory name for a namespace's journal.
 fn journal_dir_name(name: &str) -> String {
-    if name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') {
+    if name
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    {
         name.to_string()
     } else {
         let hex: String = name.bytes().map(|b| format!("{b:02x}")).collect();
@@ -224,7 +251,10 @@ impl Engine {
 
     /// A session whose writes are made durable together by [`Session::commit`].
     pub fn session(&self) -> Session<'_> {
-        Session { core: &self.core, commit_through: vec![0; self.core.namespaces.len()] }
+        Session {
+            core: &self.core,
+            commit_through: vec![0; self.core.namespaces.len()],
+        }
     }
 
     /// Reads one key.
@@ -235,7 +265,8 @@ impl Engine {
     /// Writes one key with the namespace's default TTL; durable on return.
     pub async fn set(&self, key: impl Into<Bytes>, value: impl Into<Bytes>) -> Result<()> {
         let mut s = self.session();
-        s.set(key.into(), value.into(), SetOptions::default()).await?;
+        s.set(key.into(), value.into(), SetOptions::default())
+            .await?;
         s.commit().await
     }
 
@@ -386,7 +417,10 @@ impl Drop for Engine {
     }
 }
 
-fn spawn_background(core: &Arc<Core>, stop: &tokio::sync::watch::Sender<bool>) -> Vec<tokio::task::JoinHandle<()>> {
+fn spawn_background(
+    core: &Arc<Core>,
+    stop: &tokio::sync::watch::Sender<bool>,
+) -> Vec<tokio::task::JoinHandle<()>> {
     let mut tasks = Vec::new();
     for wb in core.namespaces.iter().filter_map(|n| n.wb.clone()) {
         tasks.push(tokio::spawn(wb.clone().run_flusher(stop.subscribe())));
@@ -398,7 +432,9 @@ fn spawn_background(core: &Arc<Core>, stop: &tokio::sync::watch::Sender<bool>) -
                     tokio::select! { _ = tick.tick() => {}, _ = stop.changed() => return }
                     let wb = wb.clone();
                     match tokio::task::spawn_blocking(move || wb.journal.sync()).await {
-                        Ok(Err(e)) => tracing::error!(error = %e, "write-back journal fsync failed"),
+                        Ok(Err(e)) => {
+                            tracing::error!(error = %e, "write-back journal fsync failed")
+                        }
                         Err(e) => tracing::error!(error = %e, "journal fsync task panicked"),
                         Ok(Ok(())) => {}
                     }
@@ -458,8 +494,13 @@ impl Core {
         out
     }
 
-    async fn lock_keys<'a>(&'a self, keys: impl Iterator<Item = &[u8]>) -> Vec<tokio::sync::MutexGuard<'a, ()>> {
-        let mut stripes: Vec<usize> = keys.map(|k| self.hasher.hash_one(k) as usize % KEY_LOCK_STRIPES).collect();
+    async fn lock_keys<'a>(
+        &'a self,
+        keys: impl Iterator<Item = &[u8]>,
+    ) -> Vec<tokio::sync::MutexGuard<'a, ()>> {
+        let mut stripes: Vec<usize> = keys
+            .map(|k| self.hasher.hash_one(k) as usize % KEY_LOCK_STRIPES)
+            .collect();
         stripes.sort_unstable();
         stripes.dedup();
         let mut guards = Vec::with_capacity(stripes.len());
@@ -471,7 +512,10 @@ impl Core {
 
     /// Below L1: the dirty queue, then each store top to bottom. Returns the
     /// entry and whether it came from a store (and may fill L1).
-    async fn load_one(&self, key: &Bytes) -> std::result::Result<(Option<Entry>, bool), crate::store::StoreError> {
+    async fn load_one(
+        &self,
+        key: &Bytes,
+    ) -> std::result::Result<(Option<Entry>, bool), crate::store::StoreError> {
         let ns = self.namespace_of(key).1;
         if let Some(wb) = &ns.wb {
             if let Some(dirty) = wb.lookup(key) {
@@ -616,13 +660,20 @@ impl Core {
     /// Writes (`Some`) or deletes (`None`) keys per their namespace's write
     /// mode. The caller holds the keys' locks. Write-back sequence numbers
     /// to commit are recorded in `commit_through`.
-    async fn write_many(&self, ops: Vec<(Bytes, Option<Entry>)>, commit_through: &mut [u64]) -> Result<()> {
+    async fn write_many(
+        &self,
+        ops: Vec<(Bytes, Option<Entry>)>,
+        commit_through: &mut [u64],
+    ) -> Result<()> {
         if self.closing.load(Ordering::Relaxed) {
             return Err(EngineError::ShuttingDown);
         }
         let mut by_ns: HashMap<usize, Vec<(Bytes, Option<Entry>)>> = HashMap::new();
         for (k, op) in ops {
-            by_ns.entry(self.router.route(&k)).or_default().push((k, op));
+            by_ns
+                .entry(self.router.route(&k))
+                .or_default()
+                .push((k, op));
         }
         for (idx, ops) in by_ns {
             let ns = &self.namespaces[idx];
@@ -655,7 +706,10 @@ impl Core {
                     // Upper stores are caches: update them in `through`,
                     // invalidate them in `around`.
                     let upper_batch: Vec<Mutation> = match mode {
-                        WriteMode::Around => batch.iter().map(|m| Mutation::Delete(m.key().clone())).collect(),
+                        WriteMode::Around => batch
+                            .iter()
+                            .map(|m| Mutation::Delete(m.key().clone()))
+                            .collect(),
                         _ => batch,
                     };
                     for store in upper.iter().rev() {
@@ -737,24 +791,40 @@ impl Session<'_> {
     pub async fn set(&mut self, key: Bytes, value: Bytes, opts: SetOptions) -> Result<SetOutcome> {
         let core = self.core;
         let _lock = core.lock_keys(std::iter::once(key.as_ref())).await;
-        let needs_old = opts.return_old || opts.condition != SetCondition::Always || opts.expiry == SetExpiry::Keep;
-        let old = if needs_old { core.read(&key).await? } else { None };
+        let needs_old = opts.return_old
+            || opts.condition != SetCondition::Always
+            || opts.expiry == SetExpiry::Keep;
+        let old = if needs_old {
+            core.read(&key).await?
+        } else {
+            None
+        };
         let applies = match opts.condition {
             SetCondition::Always => true,
             SetCondition::IfAbsent => old.is_none(),
             SetCondition::IfPresent => old.is_some(),
         };
         if !applies {
-            return Ok(SetOutcome { applied: false, old });
+            return Ok(SetOutcome {
+                applied: false,
+                old,
+            });
         }
         let now = now_ms();
         let op = match opts.expiry {
             SetExpiry::Default => Some(core.with_default_ttl(&key, Entry::new(value))),
-            SetExpiry::Keep => Some(Entry { value, expires_at: old.as_ref().and_then(|e| e.expires_at) }),
+            SetExpiry::Keep => Some(Entry {
+                value,
+                expires_at: old.as_ref().and_then(|e| e.expires_at),
+            }),
             SetExpiry::At(t) if t <= now => None, // already expired: the key is gone
-            SetExpiry::At(t) => Some(Entry { value, expires_at: Some(t) }),
+            SetExpiry::At(t) => Some(Entry {
+                value,
+                expires_at: Some(t),
+            }),
         };
-        core.write_many(vec![(key, op)], &mut self.commit_through).await?;
+        core.write_many(vec![(key, op)], &mut self.commit_through)
+            .await?;
         Ok(SetOutcome { applied: true, old })
     }
 
@@ -762,19 +832,24 @@ impl Session<'_> {
     pub async fn set_entry(&mut self, key: Bytes, entry: Entry) -> Result<()> {
         let _lock = self.core.lock_keys(std::iter::once(key.as_ref())).await;
         let op = (!entry.is_expired_at(now_ms())).then_some(entry);
-        self.core.write_many(vec![(key, op)], &mut self.commit_through).await
+        self.core
+            .write_many(vec![(key, op)], &mut self.commit_through)
+            .await
     }
 
     /// Writes many keys; an entry without expiry gets its namespace's
     /// default TTL. A key named twice takes its last value.
     pub async fn set_many(&mut self, entries: Vec<(Bytes, Entry)>) -> Result<()> {
         let core = self.core;
-        let _locks = core.lock_keys(entries.iter().map(|(k, _)| k.as_ref())).await;
+        let _locks = core
+            .lock_keys(entries.iter().map(|(k, _)| k.as_ref()))
+            .await;
         let ops = entries.into_iter().map(|(k, e)| {
             let e = core.with_default_ttl(&k, e);
             (k, Some(e))
         });
-        core.write_many(ops.collect(), &mut self.commit_through).await
+        core.write_many(ops.collect(), &mut self.commit_through)
+            .await
     }
 
     /// Deletes keys; returns how many distinct keys existed.
@@ -796,7 +871,13 @@ impl Session<'_> {
 
     /// Counts how many of `keys` exist (a key named twice counts twice).
     pub async fn exists_many(&mut self, keys: &[Bytes]) -> Result<u64> {
-        Ok(self.core.read_many(keys).await?.iter().filter(|e| e.is_some()).count() as u64)
+        Ok(self
+            .core
+            .read_many(keys)
+            .await?
+            .iter()
+            .filter(|e| e.is_some())
+            .count() as u64)
     }
 
     /// Sets (`Some(unix_ms)`) or removes (`None`) a key's expiry; an expiry
@@ -805,12 +886,18 @@ impl Session<'_> {
         let core = self.core;
         let key = Bytes::copy_from_slice(key);
         let _lock = core.lock_keys(std::iter::once(key.as_ref())).await;
-        let Some(old) = core.read(&key).await? else { return Ok(false) };
+        let Some(old) = core.read(&key).await? else {
+            return Ok(false);
+        };
         let op = match at {
             Some(t) if t <= now_ms() => None,
-            at => Some(Entry { value: old.value, expires_at: at }),
+            at => Some(Entry {
+                value: old.value,
+                expires_at: at,
+            }),
         };
-        core.write_many(vec![(key, op)], &mut self.commit_through).await?;
+        core.write_many(vec![(key, op)], &mut self.commit_through)
+            .await?;
         Ok(true)
     }
 
@@ -827,10 +914,14 @@ impl Session<'_> {
         let new = current.checked_add(delta).ok_or(EngineError::Overflow)?;
         let value = Bytes::from(new.to_string());
         let entry = match old {
-            Some(e) => Entry { value, expires_at: e.expires_at },
+            Some(e) => Entry {
+                value,
+                expires_at: e.expires_at,
+            },
             None => core.with_default_ttl(&key, Entry::new(value)),
         };
-        core.write_many(vec![(key, Some(entry))], &mut self.commit_through).await?;
+        core.write_many(vec![(key, Some(entry))], &mut self.commit_through)
+            .await?;
         Ok(new)
     }
 
@@ -847,7 +938,9 @@ impl Session<'_> {
         }
         if core.namespaces.iter().any(|ns| ns.cfg.stores.is_empty()) {
             let now = now_ms();
-            n += core.l1.count_matching(now, |k| core.namespace_of(k).1.cfg.stores.is_empty());
+            n += core
+                .l1
+                .count_matching(now, |k| core.namespace_of(k).1.cfg.stores.is_empty());
         }
         Ok(n)
     }
@@ -872,7 +965,10 @@ impl Session<'_> {
             if *seq == 0 {
                 continue;
             }
-            let wb = self.core.namespaces[idx].wb.clone().expect("only write-back namespaces journal");
+            let wb = self.core.namespaces[idx]
+                .wb
+                .clone()
+                .expect("only write-back namespaces journal");
             let through = *seq;
             if wb.journal.policy() == FsyncPolicy::Always {
                 tokio::task::spawn_blocking(move || wb.journal.commit(through))
@@ -891,7 +987,11 @@ impl Session<'_> {
 /// spaces, no leading zeros.
 fn parse_i64(b: &[u8]) -> Option<i64> {
     let digits = b.strip_prefix(b"-").unwrap_or(b);
-    if digits.is_empty() || digits.len() > 19 || (digits[0] == b'0' && b.len() > 1) || !digits.iter().all(u8::is_ascii_digit) {
+    if digits.is_empty()
+        || digits.len() > 19
+        || (digits[0] == b'0' && b.len() > 1)
+        || !digits.iter().all(u8::is_ascii_digit)
+    {
         return None;
     }
     std::str::from_utf8(b).ok()?.parse().ok()
@@ -907,7 +1007,17 @@ mod tests {
         assert_eq!(parse_i64(b"-12"), Some(-12));
         assert_eq!(parse_i64(b"9223372036854775807"), Some(i64::MAX));
         assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
-        for bad in [&b""[..], b"-", b"+1", b" 1", b"01", b"-0", b"1.0", b"9223372036854775808", b"abc"] {
+        for bad in [
+            &b""[..],
+            b"-",
+            b"+1",
+            b" 1",
+            b"01",
+            b"-0",
+            b"1.0",
+            b"9223372036854775808",
+            b"abc",
+        ] {
             assert_eq!(parse_i64(bad), None, "{:?}", String::from_utf8_lossy(bad));
         }
     }

@@ -34,12 +34,18 @@ pub struct Entry {
 impl Entry {
     /// A value that never expires.
     pub fn new(value: impl Into<Bytes>) -> Self {
-        Entry { value: value.into(), expires_at: None }
+        Entry {
+            value: value.into(),
+            expires_at: None,
+        }
     }
 
     /// A value with an optional absolute expiry (Unix milliseconds).
     pub fn with_expiry(value: impl Into<Bytes>, expires_at: Option<u64>) -> Self {
-        Entry { value: value.into(), expires_at }
+        Entry {
+            value: value.into(),
+            expires_at,
+        }
     }
 
     /// True when the entry no longer exists at `now` (Unix milliseconds).

@@ -52,7 +52,9 @@ impl std::str::FromStr for FsyncPolicy {
             "always" => Ok(FsyncPolicy::Always),
             "everysec" => Ok(FsyncPolicy::EverySec),
             "no" => Ok(FsyncPolicy::No),
-            other => Err(format!("unknown fsync policy '{other}' (expected always, everysec or no)")),
+            other => Err(format!(
+                "unknown fsync policy '{other}' (expected always, everysec or no)"
+            )),
         }
     }
 }
@@ -146,7 +148,14 @@ fn decode(buf: &[u8]) -> std::result::Result<Option<(Record, usize)>, &'static s
     let key = Bytes::copy_from_slice(&p[21..21 + key_len]);
     let value = Bytes::copy_from_slice(&p[21 + key_len..]);
     let record = match op {
-        OP_SET => Record::Set { seq, key, entry: Entry { value, expires_at: (expires != 0).then_some(expires) } },
+        OP_SET => Record::Set {
+            seq,
+            key,
+            entry: Entry {
+                value,
+                expires_at: (expires != 0).then_some(expires),
+            },
+        },
         OP_DELETE => Record::Delete { seq, key },
         OP_CLEAR => Record::Clear { seq },
         _ => return Err("unknown operation"),
@@ -188,7 +197,10 @@ pub struct Replay {
 }
 
 fn io_err(path: &Path, source: std::io::Error) -> EngineError {
-    EngineError::Journal { path: path.display().to_string(), source }
+    EngineError::Journal {
+        path: path.display().to_string(),
+        source,
+    }
 }
 
 fn segment_path(dir: &Path, id: u64) -> PathBuf {
@@ -201,7 +213,10 @@ fn list_segments(dir: &Path) -> Result<Vec<u64>> {
         let ent = ent.map_err(|e| io_err(dir, e))?;
         let name = ent.file_name();
         let name = name.to_string_lossy();
-        if let Some(id) = name.strip_prefix("journal-").and_then(|s| s.strip_suffix(".log")) {
+        if let Some(id) = name
+            .strip_prefix("journal-")
+            .and_then(|s| s.strip_suffix(".log"))
+        {
             if let Ok(id) = id.parse::<u64>() {
                 ids.push(id);
             }
@@ -218,12 +233,18 @@ impl WriteBackJournal {
     pub fn open(dir: &Path, policy: FsyncPolicy) -> Result<(WriteBackJournal, Replay)> {
         fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
         let ids = list_segments(dir)?;
-        let mut replay = Replay { records: Vec::new(), clear_stores: false, truncated_tail: false };
+        let mut replay = Replay {
+            records: Vec::new(),
+            clear_stores: false,
+            truncated_tail: false,
+        };
         let mut last_seq = 0;
         for (i, &id) in ids.iter().enumerate() {
             let path = segment_path(dir, id);
             let mut data = Vec::new();
-            File::open(&path).and_then(|mut f| f.read_to_end(&mut data)).map_err(|e| io_err(&path, e))?;
+            File::open(&path)
+                .and_then(|mut f| f.read_to_end(&mut data))
+                .map_err(|e| io_err(&path, e))?;
             let mut pos = 0;
             loop {
                 match decode(&data[pos..]) {
@@ -254,8 +275,13 @@ impl WriteBackJournal {
                             ));
                         }
                         tracing::warn!(file = %path.display(), offset = pos, why, "truncating torn tail of write-back journal (crash during append)");
-                        let f = OpenOptions::new().write(true).open(&path).map_err(|e| io_err(&path, e))?;
-                        f.set_len(pos as u64).and_then(|_| f.sync_all()).map_err(|e| io_err(&path, e))?;
+                        let f = OpenOptions::new()
+                            .write(true)
+                            .open(&path)
+                            .map_err(|e| io_err(&path, e))?;
+                        f.set_len(pos as u64)
+                            .and_then(|_| f.sync_all())
+                            .map_err(|e| io_err(&path, e))?;
                         replay.truncated_tail = true;
                         break;
                     }
@@ -264,10 +290,26 @@ impl WriteBackJournal {
         }
         let segment = ids.last().map_or(1, |id| id + 1);
         let path = segment_path(dir, segment);
-        let file = OpenOptions::new().create(true).append(true).open(&path).map_err(|e| io_err(&path, e))?;
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(|e| io_err(&path, e))?;
         sync_dir(dir)?;
-        let inner = Inner { buf: Vec::with_capacity(64 << 10), last_seq, file, segment, written_seq: last_seq, synced_seq: last_seq };
-        let journal = WriteBackJournal { dir: dir.to_path_buf(), policy, inner: Mutex::new(inner), durable_seq: AtomicU64::new(last_seq) };
+        let inner = Inner {
+            buf: Vec::with_capacity(64 << 10),
+            last_seq,
+            file,
+            segment,
+            written_seq: last_seq,
+            synced_seq: last_seq,
+        };
+        let journal = WriteBackJournal {
+            dir: dir.to_path_buf(),
+            policy,
+            inner: Mutex::new(inner),
+            durable_seq: AtomicU64::new(last_seq),
+        };
         Ok((journal, replay))
     }
 
@@ -299,7 +341,12 @@ impl WriteBackJournal {
 
     /// Appends under the journal lock and runs `then(seq)` before releasing
     /// it, so that callers can keep their own structures in journal order.
-    pub fn append_with<T>(&self, key: &[u8], entry: Option<&Entry>, then: impl FnOnce(u64) -> T) -> T {
+    pub fn append_with<T>(
+        &self,
+        key: &[u8],
+        entry: Option<&Entry>,
+        then: impl FnOnce(u64) -> T,
+    ) -> T {
         let mut inner = self.inner.lock();
         inner.last_seq += 1;
         let seq = inner.last_seq;
@@ -328,7 +375,11 @@ impl WriteBackJournal {
             inner.file.sync_data().map_err(|e| io_err(&path, e))?;
             inner.synced_seq = inner.written_seq;
         }
-        let durable = if self.policy == FsyncPolicy::Always { inner.synced_seq } else { inner.written_seq };
+        let durable = if self.policy == FsyncPolicy::Always {
+            inner.synced_seq
+        } else {
+            inner.written_seq
+        };
         self.durable_seq.store(durable, Ordering::Release);
         Ok(())
     }
@@ -358,7 +409,11 @@ impl WriteBackJournal {
             inner.file.sync_data().map_err(|e| io_err(&path, e))?;
             inner.synced_seq = inner.written_seq;
         }
-        let durable = if self.policy == FsyncPolicy::Always { inner.synced_seq } else { inner.written_seq };
+        let durable = if self.policy == FsyncPolicy::Always {
+            inner.synced_seq
+        } else {
+            inner.written_seq
+        };
         self.durable_seq.store(durable, Ordering::Release);
         Ok(())
     }
@@ -380,7 +435,11 @@ impl WriteBackJournal {
         }
         let next = sealed + 1;
         let path = segment_path(&self.dir, next);
-        inner.file = OpenOptions::new().create(true).append(true).open(&path).map_err(|e| io_err(&path, e))?;
+        inner.file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(|e| io_err(&path, e))?;
         inner.segment = next;
         let out = then();
         Ok((sealed, out))
@@ -411,7 +470,9 @@ impl WriteBackJournal {
 
 fn sync_dir(dir: &Path) -> Result<()> {
     // Makes the new segment's directory entry durable.
-    File::open(dir).and_then(|d| d.sync_all()).map_err(|e| io_err(dir, e))
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| io_err(dir, e))
 }
 
 #[cfg(test)]
@@ -432,8 +493,15 @@ mod tests {
         assert_eq!(
             r.records,
             vec![
-                Record::Set { seq: 1, key: "a".into(), entry: Entry::with_expiry("1", Some(42)) },
-                Record::Delete { seq: 2, key: "b".into() },
+                Record::Set {
+                    seq: 1,
+                    key: "a".into(),
+                    entry: Entry::with_expiry("1", Some(42))
+                },
+                Record::Delete {
+                    seq: 2,
+                    key: "b".into()
+                },
             ]
         );
     }
@@ -482,9 +550,14 @@ mod tests {
         let last = data.len() - 1;
         data[last] ^= 0xff;
         fs::write(&seg, data).unwrap();
-        let err = WriteBackJournal::open(dir.path(), FsyncPolicy::No).err().expect("must refuse");
+        let err = WriteBackJournal::open(dir.path(), FsyncPolicy::No)
+            .err()
+            .expect("must refuse");
         let msg = err.to_string();
-        assert!(msg.contains("journal-0000000000000001.log") && msg.contains("checksum"), "{msg}");
+        assert!(
+            msg.contains("journal-0000000000000001.log") && msg.contains("checksum"),
+            "{msg}"
+        );
     }
 
     #[test]
@@ -503,6 +576,10 @@ mod tests {
         let (sealed, ()) = j.rotate(|| ()).unwrap();
         j.remove_sealed_through(sealed).unwrap();
         assert_eq!(list_segments(dir.path()).unwrap().len(), 1);
-        assert_eq!(j.append_delete(b"x"), 4, "sequence numbers continue after replay");
+        assert_eq!(
+            j.append_delete(b"x"),
+            4,
+            "sequence numbers continue after replay"
+        );
     }
 }

@@ -50,7 +50,9 @@ pub mod store;
 pub mod testing;
 mod writeback;
 
-pub use engine::{Engine, EngineBuilder, EngineStats, Session, SetCondition, SetExpiry, SetOptions, SetOutcome};
+pub use engine::{
+    Engine, EngineBuilder, EngineStats, Session, SetCondition, SetExpiry, SetOptions, SetOutcome,
+};
 pub use entry::{now_ms, Entry};
 pub use error::{EngineError, Result};
 pub use journal::{FsyncPolicy, WriteBackJournal};

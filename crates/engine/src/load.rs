@@ -46,7 +46,10 @@ pub(crate) struct Flights {
 
 impl Flights {
     pub(crate) fn new() -> Arc<Self> {
-        Arc::new(Flights { shards: (0..SHARDS).map(|_| Mutex::default()).collect(), hasher: Default::default() })
+        Arc::new(Flights {
+            shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
+            hasher: Default::default(),
+        })
     }
 
     fn shard(&self, key: &[u8]) -> &Mutex<HashMap<Bytes, Arc<Flight>>> {
@@ -58,9 +61,18 @@ impl Flights {
         if let Some(f) = map.get(key) {
             return Role::Follower(f.clone());
         }
-        let flight = Arc::new(Flight { result: OnceLock::new(), done: Default::default(), invalidated: AtomicBool::new(false) });
+        let flight = Arc::new(Flight {
+            result: OnceLock::new(),
+            done: Default::default(),
+            invalidated: AtomicBool::new(false),
+        });
         map.insert(key.clone(), flight.clone());
-        Role::Leader(LeaderGuard { flights: self.clone(), key: key.clone(), flight, finished: false })
+        Role::Leader(LeaderGuard {
+            flights: self.clone(),
+            key: key.clone(),
+            flight,
+            finished: false,
+        })
     }
 
     /// Marks the key's flight (if any) as superseded by a write.
@@ -92,7 +104,10 @@ impl LeaderGuard {
     fn end(&self, result: Option<LoadResult>) {
         let _ = self.flight.result.set(result);
         let mut map = self.flights.shard(&self.key).lock();
-        if map.get(&self.key).is_some_and(|f| Arc::ptr_eq(f, &self.flight)) {
+        if map
+            .get(&self.key)
+            .is_some_and(|f| Arc::ptr_eq(f, &self.flight))
+        {
             map.remove(&self.key);
         }
         drop(map);

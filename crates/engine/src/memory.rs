@@ -86,7 +86,11 @@ impl MemoryTier {
     /// A tier that never holds more than `max_bytes` (charged bytes).
     pub fn new(max_bytes: u64) -> Self {
         let wanted = (max_bytes / MIN_SHARD_BYTES).clamp(1, MAX_SHARDS as u64) as usize;
-        let count = if wanted.is_power_of_two() { wanted } else { wanted.next_power_of_two() / 2 };
+        let count = if wanted.is_power_of_two() {
+            wanted
+        } else {
+            wanted.next_power_of_two() / 2
+        };
         let shards = (0..count).map(|_| RwLock::new(Shard::default())).collect();
         MemoryTier {
             shards,
@@ -161,7 +165,13 @@ impl MemoryTier {
         if dirty_seq != 0 {
             shard.pinned += charge;
         }
-        let slot = Slot { entry, generation, visited: AtomicBool::new(false), dirty_seq, charge };
+        let slot = Slot {
+            entry,
+            generation,
+            visited: AtomicBool::new(false),
+            dirty_seq,
+            charge,
+        };
         shard.map.insert(key, slot);
         shard.compact_clock_if_stale();
         Admission::Admitted
@@ -190,7 +200,9 @@ impl MemoryTier {
         for lock in self.shards.iter() {
             let mut shard = lock.write();
             while removed < limit {
-                let Some((&(at, _), key)) = shard.expiries.first_key_value() else { break };
+                let Some((&(at, _), key)) = shard.expiries.first_key_value() else {
+                    break;
+                };
                 if at > now {
                     break;
                 }
@@ -220,7 +232,11 @@ impl MemoryTier {
         let mut n = 0;
         for lock in self.shards.iter() {
             let shard = lock.read();
-            n += shard.map.iter().filter(|(k, s)| !s.entry.is_expired_at(now) && pred(k)).count() as u64;
+            n += shard
+                .map
+                .iter()
+                .filter(|(k, s)| !s.entry.is_expired_at(now) && pred(k))
+                .count() as u64;
         }
         n
     }
@@ -257,13 +273,19 @@ impl MemoryTier {
 
     /// True if `key` is present and pinned (for tests and invariants).
     pub fn is_pinned(&self, key: &[u8]) -> bool {
-        self.shard(key).read().map.get(key).is_some_and(|s| s.dirty_seq != 0)
+        self.shard(key)
+            .read()
+            .map
+            .get(key)
+            .is_some_and(|s| s.dirty_seq != 0)
     }
 }
 
 impl Shard {
     fn remove_key(&mut self, key: &[u8]) -> bool {
-        let Some(slot) = self.map.remove(key) else { return false };
+        let Some(slot) = self.map.remove(key) else {
+            return false;
+        };
         self.used -= slot.charge;
         if slot.dirty_seq != 0 {
             self.pinned -= slot.charge;
@@ -281,8 +303,12 @@ impl Shard {
         let mut budget = 2 * self.clock.len() + 1;
         while budget > 0 {
             budget -= 1;
-            let Some((key, generation)) = self.clock.pop_front() else { return false };
-            let Some(slot) = self.map.get(&key) else { continue };
+            let Some((key, generation)) = self.clock.pop_front() else {
+                return false;
+            };
+            let Some(slot) = self.map.get(&key) else {
+                continue;
+            };
             if slot.generation != generation {
                 continue;
             }
@@ -299,7 +325,8 @@ impl Shard {
     fn compact_clock_if_stale(&mut self) {
         if self.clock.len() > 2 * self.map.len() + 64 {
             let map = &self.map;
-            self.clock.retain(|(k, g)| map.get(k).is_some_and(|s| s.generation == *g));
+            self.clock
+                .retain(|(k, g)| map.get(k).is_some_and(|s| s.generation == *g));
         }
     }
 }

@@ -24,7 +24,9 @@ impl std::str::FromStr for WriteMode {
             "through" => Ok(WriteMode::Through),
             "back" => Ok(WriteMode::Back),
             "around" => Ok(WriteMode::Around),
-            other => Err(format!("unknown write mode '{other}' (expected through, back or around)")),
+            other => Err(format!(
+                "unknown write mode '{other}' (expected through, back or around)"
+            )),
         }
     }
 }
@@ -122,7 +124,10 @@ impl NamespaceRouter {
             .map(|(i, c)| (c.prefix().to_vec(), i))
             .collect();
         prefixes.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
-        let default = configs.iter().position(|c| c.prefix().is_empty()).unwrap_or(usize::MAX);
+        let default = configs
+            .iter()
+            .position(|c| c.prefix().is_empty())
+            .unwrap_or(usize::MAX);
         NamespaceRouter { prefixes, default }
     }
 

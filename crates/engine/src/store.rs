@@ -35,7 +35,10 @@ pub struct StoreError {
 impl StoreError {
     /// Builds an error for `store` from any displayable cause.
     pub fn new(store: impl Into<String>, cause: impl std::fmt::Display) -> Self {
-        StoreError { store: store.into(), message: cause.to_string() }
+        StoreError {
+            store: store.into(),
+            message: cause.to_string(),
+        }
     }
 }
 

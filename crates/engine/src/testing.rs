@@ -32,7 +32,10 @@ pub struct MemoryStore {
 impl MemoryStore {
     /// An empty store named `name`.
     pub fn new(name: &str) -> Self {
-        MemoryStore { name: name.to_string(), ..Default::default() }
+        MemoryStore {
+            name: name.to_string(),
+            ..Default::default()
+        }
     }
 
     /// Number of stored entries, expired ones included.
@@ -60,7 +63,10 @@ impl Store for MemoryStore {
     async fn get_many(&self, keys: &[Bytes]) -> Result<Vec<Option<Entry>>, StoreError> {
         let now = now_ms();
         let map = self.map.lock();
-        Ok(keys.iter().map(|k| map.get(k).filter(|e| !e.is_expired_at(now)).cloned()).collect())
+        Ok(keys
+            .iter()
+            .map(|k| map.get(k).filter(|e| !e.is_expired_at(now)).cloned())
+            .collect())
     }
 
     async fn set_many(&self, entries: &[(Bytes, Entry)]) -> Result<(), StoreError> {
@@ -99,7 +105,12 @@ impl Store for MemoryStore {
 
     async fn count(&self) -> Result<u64, StoreError> {
         let now = now_ms();
-        Ok(self.map.lock().values().filter(|e| !e.is_expired_at(now)).count() as u64)
+        Ok(self
+            .map
+            .lock()
+            .values()
+            .filter(|e| !e.is_expired_at(now))
+            .count() as u64)
     }
 
     async fn clear(&self) -> Result<(), StoreError> {
@@ -127,7 +138,11 @@ pub struct FlakyStore<S> {
 impl<S: Store> FlakyStore<S> {
     /// Wraps `inner`, initially up.
     pub fn new(inner: Arc<S>) -> Self {
-        FlakyStore { inner, down: AtomicBool::new(false), failures: AtomicU64::new(0) }
+        FlakyStore {
+            inner,
+            down: AtomicBool::new(false),
+            failures: AtomicU64::new(0),
+        }
     }
 
     /// Switches the store down (`true`) or back up.
@@ -143,7 +158,10 @@ impl<S: Store> FlakyStore<S> {
     fn check(&self) -> Result<(), StoreError> {
         if self.down.load(Ordering::SeqCst) {
             self.failures.fetch_add(1, Ordering::Relaxed);
-            Err(StoreError::new(self.inner.name(), "connection refused (simulated outage)"))
+            Err(StoreError::new(
+                self.inner.name(),
+                "connection refused (simulated outage)",
+            ))
         } else {
             Ok(())
         }

@@ -187,7 +187,10 @@ impl WriteBack {
     /// deleted, `None` not dirty (the stores are up to date).
     pub(crate) fn lookup(&self, key: &[u8]) -> Option<Option<Entry>> {
         let q = self.queue.lock();
-        q.pending.get(key).or_else(|| q.inflight.get(key)).map(|d| d.op.clone())
+        q.pending
+            .get(key)
+            .or_else(|| q.inflight.get(key))
+            .map(|d| d.op.clone())
     }
 
     /// Dirty keys (pending and in flight).
@@ -199,7 +202,12 @@ impl WriteBack {
     /// Age in ms of the oldest dirty key.
     pub(crate) fn oldest_age_ms(&self) -> u64 {
         let q = self.queue.lock();
-        let oldest = q.pending.values().chain(q.inflight.values()).map(|d| d.since).min();
+        let oldest = q
+            .pending
+            .values()
+            .chain(q.inflight.values())
+            .map(|d| d.since)
+            .min();
         oldest.map_or(0, |t| now_ms().saturating_sub(t))
     }
 
@@ -218,7 +226,10 @@ impl WriteBack {
             let mut q = self.queue.lock();
             let pending = std::mem::take(&mut q.pending);
             q.inflight.extend(pending); // newer writes supersede a failed batch
-            q.inflight.iter().map(|(k, d)| (k.clone(), d.op.clone(), d.seq)).collect::<Vec<_>>()
+            q.inflight
+                .iter()
+                .map(|(k, d)| (k.clone(), d.op.clone(), d.seq))
+                .collect::<Vec<_>>()
         })?;
         let total = batch.len();
         for chunk in batch.chunks(self.flush_batch) {
@@ -281,7 +292,11 @@ impl WriteBack {
     pub(crate) async fn run_flusher(self: Arc<Self>, mut stop: tokio::sync::watch::Receiver<bool>) {
         let mut backoff = Duration::ZERO;
         loop {
-            let wait = if backoff.is_zero() { self.flush_interval } else { backoff };
+            let wait = if backoff.is_zero() {
+                self.flush_interval
+            } else {
+                backoff
+            };
             tokio::select! {
                 _ = tokio::time::sleep(wait) => {}
                 _ = self.wake.notified(), if backoff.is_zero() => {}
@@ -296,7 +311,8 @@ impl WriteBack {
             match self.flush().await {
                 Ok(_) => backoff = Duration::ZERO,
                 Err(e) => {
-                    backoff = (backoff * 2).clamp(Duration::from_millis(100), Duration::from_secs(30));
+                    backoff =
+                        (backoff * 2).clamp(Duration::from_millis(100), Duration::from_secs(30));
                     tracing::warn!(error = %e, retry_in = ?backoff, dirty = self.pending_len(), "write-back flush failed; data stays journaled");
                 }
             }

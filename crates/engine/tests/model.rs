@@ -9,7 +9,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 use tiercache_engine::testing::{FlakyStore, MemoryStore};
-use tiercache_engine::{now_ms, Engine, EngineError, NamespaceConfig, SetExpiry, SetOptions, WriteMode};
+use tiercache_engine::{
+    now_ms, Engine, EngineError, NamespaceConfig, SetExpiry, SetOptions, WriteMode,
+};
 
 #[derive(Clone, Debug)]
 enum Ttl {
@@ -32,7 +34,14 @@ enum Op {
     StoreDown(bool),
 }
 
-const VALUES: [&str; 6] = ["0", "41", "-7", "x", "", "a-longer-value-that-adds-memory-pressure-to-the-tier"];
+const VALUES: [&str; 6] = [
+    "0",
+    "41",
+    "-7",
+    "x",
+    "",
+    "a-longer-value-that-adds-memory-pressure-to-the-tier",
+];
 
 fn key(k: u8) -> Bytes {
     Bytes::from(format!("k{k}"))
@@ -60,7 +69,11 @@ async fn open(dir: &Path, store: &Arc<FlakyStore<MemoryStore>>, mode: WriteMode)
         // Small enough that 24 keys do not all fit: eviction runs constantly.
         .memory_bytes(2_500)
         .backpressure_wait(Duration::from_millis(50))
-        .namespace(NamespaceConfig::new("default", mode).store(store.clone()).flush(Duration::from_millis(5), 4))
+        .namespace(
+            NamespaceConfig::new("default", mode)
+                .store(store.clone())
+                .flush(Duration::from_millis(5), 4),
+        )
         .build()
         .await
         .expect("engine opens")
@@ -92,7 +105,16 @@ async fn run(ops: Vec<Op>, mode: WriteMode) {
                     Ttl::Past => SetExpiry::At(now_ms().saturating_sub(1)),
                 };
                 let mut s = engine.session();
-                let r = s.set(key(k), Bytes::from_static(VALUES[v as usize].as_bytes()), SetOptions { expiry, ..Default::default() }).await;
+                let r = s
+                    .set(
+                        key(k),
+                        Bytes::from_static(VALUES[v as usize].as_bytes()),
+                        SetOptions {
+                            expiry,
+                            ..Default::default()
+                        },
+                    )
+                    .await;
                 let r = match r {
                     Ok(_) => s.commit().await,
                     Err(e) => Err(e),
@@ -115,7 +137,10 @@ async fn run(ops: Vec<Op>, mode: WriteMode) {
                         let mut distinct = keys.clone();
                         distinct.sort();
                         distinct.dedup();
-                        let expected = distinct.iter().filter(|k| model.remove(*k).is_some()).count();
+                        let expected = distinct
+                            .iter()
+                            .filter(|k| model.remove(*k).is_some())
+                            .count();
                         assert_eq!(n, expected as u64, "DEL count");
                     }
                     Err(e) => assert!(down, "delete failed while the store was up: {e}"),
@@ -129,8 +154,10 @@ async fn run(ops: Vec<Op>, mode: WriteMode) {
                 let keys: Vec<Bytes> = ks.iter().map(|k| key(*k)).collect();
                 match engine.session().get_many(&keys).await {
                     Ok(vs) => {
-                        let got: Vec<Option<Bytes>> = vs.into_iter().map(|e| e.map(|e| e.value)).collect();
-                        let want: Vec<Option<Bytes>> = keys.iter().map(|k| model.get(k).cloned()).collect();
+                        let got: Vec<Option<Bytes>> =
+                            vs.into_iter().map(|e| e.map(|e| e.value)).collect();
+                        let want: Vec<Option<Bytes>> =
+                            keys.iter().map(|k| model.get(k).cloned()).collect();
                         assert_eq!(got, want, "MGET {ks:?}");
                     }
                     Err(e) => assert!(down, "mget failed while the store was up: {e}"),
@@ -160,7 +187,11 @@ async fn run(ops: Vec<Op>, mode: WriteMode) {
                 }
             }
             Op::Expire(k, future) => {
-                let at = if future { now_ms() + 3_600_000 } else { now_ms().saturating_sub(1) };
+                let at = if future {
+                    now_ms() + 3_600_000
+                } else {
+                    now_ms().saturating_sub(1)
+                };
                 let mut s = engine.session();
                 let r = s.expire(&key(k), Some(at)).await;
                 let r = match r {
@@ -179,7 +210,10 @@ async fn run(ops: Vec<Op>, mode: WriteMode) {
             }
             Op::Flush => {
                 let r = engine.flush().await;
-                assert!(r.is_ok() || down, "flush failed while the store was up: {r:?}");
+                assert!(
+                    r.is_ok() || down,
+                    "flush failed while the store was up: {r:?}"
+                );
             }
             Op::DbSize => match engine.session().dbsize().await {
                 Ok(n) => assert_eq!(n, model.len() as u64, "DBSIZE"),
@@ -190,7 +224,10 @@ async fn run(ops: Vec<Op>, mode: WriteMode) {
                     drop(engine); // kill -9: no flush, no journal sync beyond commit
                 } else {
                     let r = engine.shutdown().await;
-                    assert!(r.is_ok() || down, "clean shutdown failed while the store was up: {r:?}");
+                    assert!(
+                        r.is_ok() || down,
+                        "clean shutdown failed while the store was up: {r:?}"
+                    );
                     drop(engine);
                 }
                 tokio::time::sleep(Duration::from_millis(2)).await; // let the old tasks see the stop
@@ -205,7 +242,10 @@ async fn run(ops: Vec<Op>, mode: WriteMode) {
     }
     // Finally: store up, clean shutdown, and the store alone holds the model.
     store.set_down(false);
-    engine.shutdown().await.expect("final shutdown flushes everything");
+    engine
+        .shutdown()
+        .await
+        .expect("final shutdown flushes everything");
     let now = now_ms();
     let stored: HashMap<Bytes, Bytes> = store
         .inner()

@@ -17,34 +17,62 @@ async fn write_back_survives_a_store_outage() {
     let flaky = Arc::new(FlakyStore::new(sor.clone()));
     let engine = Engine::builder(dir.path())
         .memory_bytes(64 << 20)
-        .namespace(NamespaceConfig::new("default", WriteMode::Back).store(flaky.clone()).flush(Duration::from_millis(20), 500))
+        .namespace(
+            NamespaceConfig::new("default", WriteMode::Back)
+                .store(flaky.clone())
+                .flush(Duration::from_millis(20), 500),
+        )
         .build()
         .await
         .unwrap();
 
     flaky.set_down(true);
     for i in 0..5_000u32 {
-        engine.set(format!("k{i}"), format!("v{i}")).await.expect("acknowledged while the store is down");
+        engine
+            .set(format!("k{i}"), format!("v{i}"))
+            .await
+            .expect("acknowledged while the store is down");
     }
-    let deleted: Vec<Bytes> = (0..5_000u32).step_by(7).map(|i| Bytes::from(format!("k{i}"))).collect();
+    let deleted: Vec<Bytes> = (0..5_000u32)
+        .step_by(7)
+        .map(|i| Bytes::from(format!("k{i}")))
+        .collect();
     assert_eq!(engine.delete(&deleted).await.unwrap(), deleted.len() as u64);
     // Overwrites coalesce: only the last value may reach the store.
     engine.set("k1", "final").await.unwrap();
 
     tokio::time::sleep(Duration::from_millis(400)).await;
-    assert!(flaky.failures.load(Ordering::Relaxed) > 0, "the flusher tried and failed");
+    assert!(
+        flaky.failures.load(Ordering::Relaxed) > 0,
+        "the flusher tried and failed"
+    );
     assert!(engine.stats().flush_errors > 0);
-    assert!(sor.is_empty(), "nothing reached the store while it was down");
-    assert_eq!(engine.get(b"k2").await.unwrap().unwrap().value, "v2", "reads served while down");
-    assert!(engine.get(b"k7").await.unwrap().is_none(), "a tombstone hides the key while down");
+    assert!(
+        sor.is_empty(),
+        "nothing reached the store while it was down"
+    );
+    assert_eq!(
+        engine.get(b"k2").await.unwrap().unwrap().value,
+        "v2",
+        "reads served while down"
+    );
+    assert!(
+        engine.get(b"k7").await.unwrap().is_none(),
+        "a tombstone hides the key while down"
+    );
 
     flaky.set_down(false);
-    engine.flush().await.expect("flush succeeds once the store is back");
+    engine
+        .flush()
+        .await
+        .expect("flush succeeds once the store is back");
     let snap = sor.snapshot();
     let expected = 5_000 - deleted.len();
     assert_eq!(snap.len(), expected);
     for i in 0..5_000u32 {
-        let got = snap.get(format!("k{i}").as_bytes()).map(|e| e.value.clone());
+        let got = snap
+            .get(format!("k{i}").as_bytes())
+            .map(|e| e.value.clone());
         let want = if i % 7 == 0 {
             None
         } else if i == 1 {
@@ -55,7 +83,10 @@ async fn write_back_survives_a_store_outage() {
         assert_eq!(got, want, "key k{i}");
     }
     assert_eq!(engine.stats().writeback_pending, 0);
-    assert!(!engine.memory().is_pinned(b"k2"), "flushed entries are unpinned");
+    assert!(
+        !engine.memory().is_pinned(b"k2"),
+        "flushed entries are unpinned"
+    );
     engine.shutdown().await.unwrap();
     let journal_bytes: u64 = std::fs::read_dir(dir.path().join("journal/default"))
         .unwrap()

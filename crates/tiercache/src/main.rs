@@ -1,1 +1,58 @@
-fn main(){}
+//! The `tiercache` command line: `serve` and `check-config` (SPEC "Command line").
+
+mod serve;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "tiercache",
+    version,
+    about = "A tiered cache: memory tier over pluggable stores, spoken to over the Redis protocol."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the server (RESP on 127.0.0.1:6380, SQLite at DATA_DIR/tiercache.db, write-back).
+    Serve(serve::ServeArgs),
+    /// Validate a configuration file: exit 0, or exit 2 naming the file, line and field.
+    CheckConfig {
+        /// The TOML file to check.
+        file: PathBuf,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Serve(args) => serve::run(args),
+        Command::CheckConfig { file } => check_config(&file),
+    }
+}
+
+fn check_config(file: &std::path::Path) -> ExitCode {
+    let config = match tiercache::config::load(file) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    if let Err(e) = tiercache::check_supported(&config) {
+        eprintln!("{}: {e}", file.display());
+        return ExitCode::from(2);
+    }
+    println!(
+        "{}: OK ({} namespaces, {} stores)",
+        file.display(),
+        config.namespaces().len(),
+        config.stores.len()
+    );
+    ExitCode::SUCCESS
+}

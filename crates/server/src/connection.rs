@@ -1,0 +1,212 @@
+//! One client connection: read, parse every complete request, run them all
+//! in one engine session, commit, write every reply in one write.
+//!
+//! Pipelining is what makes a cache server fast, so the loop is built for
+//! it: a read that brings 1000 requests costs one parse pass over the bytes,
+//! one session commit (one journal sync for all the writes) and one write
+//! system call. Replies are encoded straight into the output buffer.
+//!
+//! Architecture invariant: nothing of a batch is written to the socket
+//! before `Session::commit` returned Ok; if it fails, every reply of the
+//! batch becomes the error instead, so no write is acknowledged unless it
+//! is durable.
+
+use crate::cmd::{self, engine_error_message, Args, Ctx, Flow};
+use crate::resp::{reply, ProtocolError, RequestParser};
+use crate::shutdown::Shutdown;
+use crate::state::{ClientState, ServerState};
+use bytes::{Buf, BytesMut};
+use std::io;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use tiercache_engine::Engine;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+/// Bytes the read buffer grows by when it runs low; its initial size.
+const READ_CHUNK: usize = 16 << 10;
+/// Buffers larger than this (after a big request or reply) are given back
+/// when empty, so idle connections stay small.
+const KEEP_BUFFER: usize = 1 << 20;
+/// Most requests run in one session: bounds the output buffer and the time
+/// before the first reply when a client pipelines without limit.
+const MAX_BATCH: usize = 1024;
+
+/// A RESP client connection over any byte stream (TCP, unix socket, test pipe).
+pub struct RespConnection<S> {
+    stream: S,
+    read_buf: BytesMut,
+    out: BytesMut,
+    parser: RequestParser,
+    /// Argument ranges of every request of the current batch, flattened.
+    ranges: Vec<(usize, usize)>,
+    /// Per request of the current batch: its slice of `ranges`.
+    requests: Vec<(usize, usize)>,
+    engine: Arc<Engine>,
+    server: Arc<ServerState>,
+    client: ClientState,
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
+    /// A connection serving `stream` from `engine`.
+    pub fn new(stream: S, engine: Arc<Engine>, server: Arc<ServerState>) -> Self {
+        let client = ClientState {
+            id: server.next_client_id(),
+            name: None,
+        };
+        RespConnection {
+            stream,
+            read_buf: BytesMut::with_capacity(READ_CHUNK),
+            out: BytesMut::with_capacity(READ_CHUNK),
+            parser: RequestParser::new(server.config.limits.clone()),
+            ranges: Vec::new(),
+            requests: Vec::new(),
+            engine,
+            server,
+            client,
+        }
+    }
+
+    /// Serves the client until it leaves, sends `QUIT`, breaks the
+    /// protocol, idles out, or the server shuts down.
+    pub async fn run(&mut self, shutdown: &mut Shutdown) -> io::Result<()> {
+        loop {
+            // Everything already buffered first: a batch may stop at
+            // MAX_BATCH with more complete requests behind it.
+            loop {
+                let (consumed, error) = self.parse_batch();
+                let flow = if self.requests.is_empty() {
+                    // Only empty requests (blank inline lines, `*0`).
+                    self.read_buf.advance(consumed);
+                    Flow::Continue
+                } else {
+                    self.execute_batch(consumed).await
+                };
+                if let Some(e) = &error {
+                    // As Redis: reply, then close; the stream cannot be resynchronised.
+                    reply::error(&mut self.out, &format!("ERR {e}"));
+                    tracing::debug!(client = self.client.id, error = %e, "closing connection after protocol error");
+                }
+                self.flush().await?;
+                if error.is_some() || flow == Flow::Close {
+                    return Ok(());
+                }
+                if self.requests.is_empty() {
+                    break;
+                }
+            }
+            if self.read_buf.is_empty() && self.read_buf.capacity() > KEEP_BUFFER {
+                self.read_buf = BytesMut::with_capacity(READ_CHUNK);
+            }
+            if shutdown.is_shutdown() {
+                return Ok(());
+            }
+            // Grow by what arrives, never by what a header claims.
+            if self.read_buf.capacity() - self.read_buf.len() < READ_CHUNK / 4 {
+                self.read_buf.reserve(READ_CHUNK);
+            }
+            let idle = self.server.config.idle_timeout;
+            let read = async {
+                if idle.is_zero() {
+                    self.stream.read_buf(&mut self.read_buf).await.map(Some)
+                } else {
+                    match tokio::time::timeout(idle, self.stream.read_buf(&mut self.read_buf)).await
+                    {
+                        Ok(r) => r.map(Some),
+                        Err(_) => Ok(None),
+                    }
+                }
+            };
+            let n = tokio::select! {
+                r = read => r?,
+                _ = shutdown.recv() => return Ok(()),
+            };
+            match n {
+                // End of stream; a partial request left behind is dropped, as Redis does.
+                Some(0) => return Ok(()),
+                Some(_) => {}
+                None => {
+                    tracing::debug!(client = self.client.id, "closing idle connection");
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    /// Parses up to `MAX_BATCH` complete requests from the read buffer.
+    /// Returns the bytes they span and the protocol error that stopped
+    /// parsing, if any.
+    fn parse_batch(&mut self) -> (usize, Option<ProtocolError>) {
+        self.ranges.clear();
+        self.requests.clear();
+        let mut offset = 0;
+        while self.requests.len() < MAX_BATCH {
+            match self.parser.parse(&mut self.read_buf[offset..]) {
+                Ok(None) => break,
+                Ok(Some(n)) => {
+                    let args = self.parser.args();
+                    if !args.is_empty() {
+                        let first = self.ranges.len();
+                        self.ranges
+                            .extend(args.iter().map(|&(s, e)| (s + offset, e + offset)));
+                        self.requests.push((first, self.ranges.len()));
+                    }
+                    offset += n;
+                }
+                Err(e) => return (offset, Some(e)),
+            }
+        }
+        (offset, None)
+    }
+
+    /// Runs the parsed requests in one session and commits it; the replies
+    /// are in `out` afterwards (errors only, if the commit failed).
+    async fn execute_batch(&mut self, consumed: usize) -> Flow {
+        let batch = &self.read_buf[..consumed];
+        let out_start = self.out.len();
+        let mut session = self.engine.session();
+        let mut flow = Flow::Continue;
+        let mut executed = 0;
+        for &(first, end) in &self.requests {
+            let args = Args::new(batch, &self.ranges[first..end]);
+            let mut ctx = Ctx {
+                session: &mut session,
+                engine: &self.engine,
+                out: &mut self.out,
+                client: &mut self.client,
+                server: &self.server,
+            };
+            executed += 1;
+            if cmd::execute(&args, &mut ctx).await == Flow::Close {
+                flow = Flow::Close;
+                break;
+            }
+        }
+        self.read_buf.advance(consumed);
+        self.server
+            .commands
+            .fetch_add(executed as u64, Ordering::Relaxed);
+        if let Err(e) = session.commit().await {
+            tracing::warn!(client = self.client.id, error = %e, "commit failed; replying with errors");
+            self.out.truncate(out_start);
+            let msg = engine_error_message(&e);
+            for _ in 0..executed {
+                reply::error(&mut self.out, &msg);
+            }
+        }
+        flow
+    }
+
+    /// Writes the output buffer in one go.
+    async fn flush(&mut self) -> io::Result<()> {
+        if self.out.is_empty() {
+            return Ok(());
+        }
+        self.stream.write_all(&self.out).await?;
+        self.stream.flush().await?;
+        self.out.clear();
+        if self.out.capacity() > KEEP_BUFFER {
+            self.out = BytesMut::with_capacity(READ_CHUNK);
+        }
+        Ok(())
+    }
+}

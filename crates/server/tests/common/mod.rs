@@ -1,0 +1,204 @@
+//! A server started in-process on 127.0.0.1:0 and a minimal RESP client.
+
+#![allow(dead_code)]
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tiercache_engine::testing::MemoryStore;
+use tiercache_engine::{Engine, NamespaceConfig, WriteMode};
+use tiercache_server::{serve, ListenAddr, Listener, ServerConfig};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpStream;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+pub struct TestServer {
+    pub addr: SocketAddr,
+    pub engine: Arc<Engine>,
+    pub store: Arc<MemoryStore>,
+    stop: Option<oneshot::Sender<()>>,
+    handle: Option<JoinHandle<std::io::Result<()>>>,
+    _dir: tempfile::TempDir,
+}
+
+impl TestServer {
+    pub async fn start() -> TestServer {
+        Self::start_with(ServerConfig::default()).await
+    }
+
+    pub async fn start_with(config: ServerConfig) -> TestServer {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(MemoryStore::new("main"));
+        let engine = Arc::new(
+            Engine::builder(dir.path())
+                .memory_bytes(16 << 20)
+                .namespace(NamespaceConfig::new("default", WriteMode::Back).store(store.clone()))
+                .build()
+                .await
+                .unwrap(),
+        );
+        let listener = Listener::bind(&ListenAddr::Tcp("127.0.0.1:0".parse().unwrap()))
+            .await
+            .unwrap();
+        let ListenAddr::Tcp(addr) = listener.local_addr().unwrap() else {
+            panic!("not tcp")
+        };
+        let (tx, rx) = oneshot::channel::<()>();
+        let handle = tokio::spawn(serve(listener, engine.clone(), config, async {
+            let _ = rx.await;
+        }));
+        TestServer {
+            addr,
+            engine,
+            store,
+            stop: Some(tx),
+            handle: Some(handle),
+            _dir: dir,
+        }
+    }
+
+    pub async fn client(&self) -> Client {
+        Client::connect(self.addr).await
+    }
+
+    /// Signals shutdown and waits (bounded) for `serve` to return.
+    pub async fn shutdown(mut self) {
+        let _ = self.stop.take().unwrap().send(());
+        let handle = self.handle.take().unwrap();
+        tokio::time::timeout(Duration::from_secs(10), handle)
+            .await
+            .expect("serve did not return after shutdown")
+            .unwrap()
+            .unwrap();
+        self.engine.shutdown().await.unwrap();
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reply {
+    Simple(String),
+    Error(String),
+    Int(i64),
+    Bulk(Option<Vec<u8>>),
+    Array(Option<Vec<Reply>>),
+}
+
+impl Reply {
+    pub fn bulk(s: &str) -> Reply {
+        Reply::Bulk(Some(s.as_bytes().to_vec()))
+    }
+    pub fn ok() -> Reply {
+        Reply::Simple("OK".into())
+    }
+    pub fn is_error_starting(&self, prefix: &str) -> bool {
+        matches!(self, Reply::Error(e) if e.starts_with(prefix))
+    }
+    pub fn text(&self) -> String {
+        match self {
+            Reply::Bulk(Some(b)) => String::from_utf8_lossy(b).into_owned(),
+            Reply::Simple(s) | Reply::Error(s) => s.clone(),
+            other => panic!("no text in {other:?}"),
+        }
+    }
+}
+
+pub struct Client {
+    reader: BufReader<tokio::net::tcp::OwnedReadHalf>,
+    writer: tokio::net::tcp::OwnedWriteHalf,
+}
+
+/// Encodes a command as a RESP multibulk.
+pub fn encode(args: &[&[u8]]) -> Vec<u8> {
+    let mut v = format!("*{}\r\n", args.len()).into_bytes();
+    for a in args {
+        v.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+        v.extend_from_slice(a);
+        v.extend_from_slice(b"\r\n");
+    }
+    v
+}
+
+impl Client {
+    pub async fn connect(addr: SocketAddr) -> Client {
+        let (r, w) = TcpStream::connect(addr).await.unwrap().into_split();
+        Client {
+            reader: BufReader::new(r),
+            writer: w,
+        }
+    }
+
+    pub async fn send_raw(&mut self, bytes: &[u8]) {
+        self.writer.write_all(bytes).await.unwrap();
+    }
+
+    pub async fn cmd(&mut self, args: &[&str]) -> Reply {
+        let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        self.send_raw(&encode(&args)).await;
+        self.read().await
+    }
+
+    pub async fn read(&mut self) -> Reply {
+        tokio::time::timeout(Duration::from_secs(10), self.read_inner())
+            .await
+            .expect("reply timed out")
+            .expect("connection closed")
+    }
+
+    /// True when the server closed the connection (EOF within the timeout).
+    pub async fn is_closed(&mut self) -> bool {
+        let mut b = [0u8; 1];
+        matches!(
+            tokio::time::timeout(Duration::from_secs(5), self.reader.read(&mut b)).await,
+            Ok(Ok(0)) | Ok(Err(_))
+        )
+    }
+
+    async fn line(&mut self) -> Option<String> {
+        let mut line = String::new();
+        if self.reader.read_line(&mut line).await.ok()? == 0 {
+            return None;
+        }
+        assert!(line.ends_with("\r\n"), "bad line {line:?}");
+        line.truncate(line.len() - 2);
+        Some(line)
+    }
+
+    fn read_inner(
+        &mut self,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Option<Reply>> + Send + '_>> {
+        Box::pin(async move {
+            let line = self.line().await?;
+            let (kind, rest) = line.split_at(1);
+            Some(match kind {
+                "+" => Reply::Simple(rest.to_string()),
+                "-" => Reply::Error(rest.to_string()),
+                ":" => Reply::Int(rest.parse().unwrap()),
+                "$" => {
+                    let n: i64 = rest.parse().unwrap();
+                    if n < 0 {
+                        Reply::Bulk(None)
+                    } else {
+                        let mut buf = vec![0u8; n as usize + 2];
+                        self.reader.read_exact(&mut buf).await.ok()?;
+                        buf.truncate(n as usize);
+                        Reply::Bulk(Some(buf))
+                    }
+                }
+                "*" => {
+                    let n: i64 = rest.parse().unwrap();
+                    if n < 0 {
+                        Reply::Array(None)
+                    } else {
+                        let mut items = Vec::new();
+                        for _ in 0..n {
+                            items.push(self.read_inner().await?);
+                        }
+                        Reply::Array(Some(items))
+                    }
+                }
+                other => panic!("unexpected reply type {other:?}"),
+            })
+        })
+    }
+}

@@ -1,0 +1,183 @@
+//! `tiercache serve`: open the engine, listen, stop cleanly on SIGTERM/SIGINT.
+//!
+//! Shutdown order matters for durability: stop accepting and let in-flight
+//! batches finish (no client can write any more), then flush write-back data
+//! to the stores, then exit 0.
+
+use clap::Args;
+use std::net::ToSocketAddrs;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use tiercache::config::{Config, ListenAddr};
+use tiercache::server::{self, ServerConfig};
+
+#[derive(Args)]
+pub struct ServeArgs {
+    /// Configuration file (TOML); without it, SPEC defaults apply.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Directory for the SQLite file and write-back journals.
+    #[arg(long, default_value = "./tiercache-data")]
+    data_dir: PathBuf,
+    /// Redis-protocol listener: host:port, unix:/path or off.
+    #[arg(long)]
+    resp: Option<String>,
+    /// memcached-protocol listener: host:port, unix:/path or off.
+    #[arg(long)]
+    memcache: Option<String>,
+    /// Admin HTTP listener (/metrics, /healthz): host:port or off.
+    #[arg(long)]
+    admin: Option<String>,
+    /// Allow a non-loopback listener without a password.
+    #[arg(long)]
+    unsafe_no_auth: bool,
+}
+
+pub fn run(args: ServeArgs) -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let config = match load_config(&args) {
+        Ok(c) => c,
+        Err(msg) => {
+            eprintln!("tiercache: {msg}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("tiercache: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(serve(config, args.data_dir)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(msg) => {
+            eprintln!("tiercache: {msg}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn load_config(args: &ServeArgs) -> Result<Config, String> {
+    let mut config = match &args.config {
+        Some(path) => tiercache::config::load(path).map_err(|e| e.to_string())?,
+        None => Config::default(),
+    };
+    let flag = |name: &str, v: &Option<String>, slot: &mut ListenAddr| -> Result<(), String> {
+        if let Some(v) = v {
+            *slot = v.parse().map_err(|e| format!("--{name} {v}: {e}"))?;
+        }
+        Ok(())
+    };
+    flag("resp", &args.resp, &mut config.server.resp)?;
+    flag("memcache", &args.memcache, &mut config.server.memcache)?;
+    flag("admin", &args.admin, &mut config.server.admin)?;
+    tiercache::check_supported(&config).map_err(|e| e.to_string())?;
+    if config.server.requirepass.is_some() {
+        return Err("server.requirepass is set, but AUTH is not implemented in this build yet; refusing to start rather than run without the password you asked for".into());
+    }
+    for (name, addr) in [
+        ("resp", &config.server.resp),
+        ("memcache", &config.server.memcache),
+        ("admin", &config.server.admin),
+    ] {
+        if !addr.is_local() && !args.unsafe_no_auth {
+            return Err(format!(
+                "refusing to listen on non-loopback address {addr} ({name}) without a password; pass --unsafe-no-auth to allow it"
+            ));
+        }
+    }
+    Ok(config)
+}
+
+fn resolve(addr: &ListenAddr) -> Result<Option<server::ListenAddr>, String> {
+    match addr {
+        ListenAddr::Off => Ok(None),
+        ListenAddr::Unix(p) => Ok(Some(server::ListenAddr::Unix(p.clone()))),
+        ListenAddr::Tcp(hp) => {
+            let sa = hp
+                .to_socket_addrs()
+                .map_err(|e| format!("cannot resolve {hp}: {e}"))?
+                .next()
+                .ok_or_else(|| format!("{hp} resolves to no address"))?;
+            Ok(Some(server::ListenAddr::Tcp(sa)))
+        }
+    }
+}
+
+async fn serve(config: Config, data_dir: PathBuf) -> Result<(), String> {
+    std::fs::create_dir_all(&data_dir)
+        .map_err(|e| format!("cannot create data dir {}: {e}", data_dir.display()))?;
+    for (name, addr) in [
+        ("memcache", &config.server.memcache),
+        ("admin", &config.server.admin),
+    ] {
+        if !addr.is_off() {
+            tracing::warn!(listener = name, %addr, "this listener is not implemented in this build yet; not listening");
+        }
+    }
+    let engine = Arc::new(
+        tiercache::open_engine(&config, &data_dir)
+            .await
+            .map_err(|e| e.to_string())?,
+    );
+    let resp = resolve(&config.server.resp)?;
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let mut servers = tokio::task::JoinSet::new();
+    if let Some(addr) = resp {
+        let listener = server::Listener::bind(&addr)
+            .await
+            .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+        let server_config = ServerConfig {
+            limits: server::Limits {
+                max_bulk_len: config.server.max_value_bytes as usize,
+                max_key_len: config.server.max_key_bytes as usize,
+                max_request_len: config.server.max_request_bytes as usize,
+                ..Default::default()
+            },
+            max_clients: config.server.max_clients as usize,
+            idle_timeout: config.server.idle_timeout,
+            ..Default::default()
+        };
+        let mut stop = stop_rx.clone();
+        let engine = engine.clone();
+        servers.spawn(async move {
+            let shutdown = async move {
+                let _ = stop.wait_for(|s| *s).await;
+            };
+            server::serve(listener, engine, server_config, shutdown).await
+        });
+    } else {
+        tracing::warn!("every listener is off; serving nothing until stopped");
+    }
+    tracing::info!(data_dir = %data_dir.display(), "tiercache ready");
+    wait_for_signal().await;
+    tracing::info!("shutting down: no new connections, finishing in-flight requests");
+    let _ = stop_tx.send(true);
+    while let Some(r) = servers.join_next().await {
+        match r {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::error!(error = %e, "listener failed"),
+            Err(e) => tracing::error!(error = %e, "listener task failed"),
+        }
+    }
+    tracing::info!("flushing write-back data");
+    engine.shutdown().await.map_err(|e| e.to_string())?;
+    tracing::info!("stopped cleanly");
+    Ok(())
+}
+
+async fn wait_for_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = signal(SignalKind::terminate()).expect("installing the SIGTERM handler");
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = tokio::signal::ctrl_c() => {}
+    }
+}

@@ -1,0 +1,149 @@
+//! Durability of the real server: SIGKILL mid-load loses no acknowledged
+//! write; SIGTERM flushes everything to SQLite and exits 0.
+
+mod support;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use support::{command, Reply, Server};
+
+fn value_of(i: u64) -> Vec<u8> {
+    format!("value-{i}-{}", "x".repeat((i % 50) as usize)).into_bytes()
+}
+
+#[test]
+fn sigkill_mid_load_loses_no_acknowledged_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let server = Server::start(&data);
+    let port = server.port;
+    let stop = Arc::new(AtomicBool::new(false));
+
+    // Four writers pipeline batches of SETs; a key counts as acknowledged
+    // only once its +OK has been read.
+    let writers: Vec<_> = (0..4u64)
+        .map(|w| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut client = support::Client::connect(port);
+                let mut acked: Vec<u64> = Vec::new();
+                let mut next = w * 1_000_000;
+                'load: while !stop.load(Ordering::Relaxed) {
+                    let batch: Vec<u64> = (next..next + 200).collect();
+                    next += 200;
+                    let mut bytes = Vec::new();
+                    for i in &batch {
+                        bytes.extend(command(&[
+                            b"SET",
+                            format!("key:{i}").as_bytes(),
+                            &value_of(*i),
+                        ]));
+                    }
+                    if client.send_raw(&bytes).is_err() {
+                        break;
+                    }
+                    for i in batch {
+                        match client.read() {
+                            Ok(Reply::Simple(s)) if s == "OK" => acked.push(i),
+                            Ok(other) => panic!("unexpected reply {other:?}"),
+                            Err(_) => break 'load, // killed
+                        }
+                    }
+                }
+                acked
+            })
+        })
+        .collect();
+
+    std::thread::sleep(Duration::from_millis(1500));
+    server.kill9();
+    stop.store(true, Ordering::Relaxed);
+    let acked: Vec<u64> = writers
+        .into_iter()
+        .flat_map(|w| w.join().unwrap())
+        .collect();
+    assert!(
+        acked.len() > 1_000,
+        "the load ran before the kill ({} acks)",
+        acked.len()
+    );
+
+    let server = Server::start(&data);
+    let mut client = server.client();
+    for chunk in acked.chunks(500) {
+        let keys: Vec<Vec<u8>> = chunk
+            .iter()
+            .map(|i| format!("key:{i}").into_bytes())
+            .collect();
+        let mut args: Vec<&[u8]> = vec![b"MGET"];
+        args.extend(keys.iter().map(|k| k.as_slice()));
+        let Reply::Array(Some(values)) = client.call(&args) else {
+            panic!("MGET failed")
+        };
+        for (i, v) in chunk.iter().zip(values) {
+            assert_eq!(
+                v,
+                Reply::Bulk(Some(value_of(*i))),
+                "acknowledged key:{i} after kill -9"
+            );
+        }
+    }
+    let Reply::Int(n) = client.call(&[b"DBSIZE"]) else {
+        panic!("DBSIZE failed")
+    };
+    assert!(
+        n as usize >= acked.len(),
+        "DBSIZE {n} < {} acknowledged",
+        acked.len()
+    );
+    assert!(server.sigterm(Duration::from_secs(10)).success());
+}
+
+#[test]
+fn sigterm_flushes_to_sqlite_and_exits_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let server = Server::start(&data);
+    let mut client = server.client();
+    let mut bytes = Vec::new();
+    for i in 0..5_000u64 {
+        bytes.extend(command(&[
+            b"SET",
+            format!("key:{i}").as_bytes(),
+            &value_of(i),
+        ]));
+    }
+    bytes.extend(command(&[b"DEL", b"key:0"]));
+    client.send_raw(&bytes).unwrap();
+    for _ in 0..5_000 {
+        assert_eq!(client.read().unwrap(), Reply::Simple("OK".into()));
+    }
+    assert_eq!(client.read().unwrap(), Reply::Int(1));
+    drop(client);
+    let status = server.sigterm(Duration::from_secs(10));
+    assert!(status.success(), "exit status {status:?}");
+
+    // The SQLite file alone holds every write (the journal is empty).
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        use tiercache::Store;
+        let store = tiercache::stores::SqliteStore::open("check", &data.join("tiercache.db"), "kv")
+            .unwrap();
+        assert_eq!(store.count().await.unwrap(), 4_999);
+        let keys: Vec<bytes::Bytes> = (0..5_000u64).map(|i| format!("key:{i}").into()).collect();
+        let got = store.get_many(&keys).await.unwrap();
+        assert!(got[0].is_none(), "the delete reached SQLite");
+        for (i, e) in got.iter().enumerate().skip(1) {
+            assert_eq!(
+                e.as_ref().unwrap().value.as_ref(),
+                value_of(i as u64).as_slice()
+            );
+        }
+    });
+    let journal: u64 = std::fs::read_dir(data.join("journal/default"))
+        .unwrap()
+        .map(|e| e.unwrap().metadata().unwrap().len())
+        .sum();
+    assert_eq!(journal, 0, "nothing left to replay after a clean shutdown");
+}

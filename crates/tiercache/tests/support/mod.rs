@@ -1,0 +1,209 @@
+//! Test harness: runs the real `tiercache serve` binary on a free port in a
+//! temporary data directory, and a minimal RESP client to talk to it.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct Server {
+    pub child: Child,
+    pub port: u16,
+    pub data_dir: PathBuf,
+}
+
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+impl Server {
+    /// Starts `tiercache serve` on a free port with `data_dir`, and waits until it accepts.
+    pub fn start(data_dir: &Path) -> Server {
+        Self::start_with(data_dir, &[])
+    }
+
+    pub fn start_with(data_dir: &Path, extra: &[&str]) -> Server {
+        let port = free_port();
+        let log = std::fs::File::create(data_dir.with_extension(format!("{port}.log"))).unwrap();
+        let child = Command::new(env!("CARGO_BIN_EXE_tiercache"))
+            .args(["serve", "--data-dir"])
+            .arg(data_dir)
+            .args([
+                "--resp",
+                &format!("127.0.0.1:{port}"),
+                "--memcache",
+                "off",
+                "--admin",
+                "off",
+            ])
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("tiercache binary runs");
+        let server = Server {
+            child,
+            port,
+            data_dir: data_dir.to_path_buf(),
+        };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "tiercache did not start listening on {port}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        server
+    }
+
+    pub fn client(&self) -> Client {
+        Client::connect(self.port)
+    }
+
+    /// `kill -9`: no flush, no destructor.
+    pub fn kill9(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+
+    /// SIGTERM, then waits up to `limit` for the exit status.
+    pub fn sigterm(mut self, limit: Duration) -> ExitStatus {
+        let pid = self.child.id().to_string();
+        assert!(Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success());
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("tiercache did not exit within {limit:?} of SIGTERM");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A RESP reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reply {
+    Simple(String),
+    Error(String),
+    Int(i64),
+    Bulk(Option<Vec<u8>>),
+    Array(Option<Vec<Reply>>),
+}
+
+pub struct Client {
+    writer: TcpStream,
+    reader: BufReader<TcpStream>,
+}
+
+pub fn command(args: &[&[u8]]) -> Vec<u8> {
+    let mut out = format!("*{}\r\n", args.len()).into_bytes();
+    for a in args {
+        out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+        out.extend_from_slice(a);
+        out.extend_from_slice(b"\r\n");
+    }
+    out
+}
+
+impl Client {
+    pub fn connect(port: u16) -> Client {
+        let s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        Client {
+            writer: s.try_clone().unwrap(),
+            reader: BufReader::new(s),
+        }
+    }
+
+    pub fn send_raw(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.writer.write_all(bytes)
+    }
+
+    pub fn call(&mut self, args: &[&[u8]]) -> Reply {
+        self.send_raw(&command(args)).unwrap();
+        self.read().unwrap()
+    }
+
+    pub fn read(&mut self) -> std::io::Result<Reply> {
+        let mut line = String::new();
+        if self.reader.read_line(&mut line)? == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        let line = line.trim_end_matches("\r\n");
+        let (kind, rest) = line.split_at(1);
+        Ok(match kind {
+            "+" => Reply::Simple(rest.to_string()),
+            "-" => Reply::Error(rest.to_string()),
+            ":" => Reply::Int(rest.parse().unwrap()),
+            "$" => {
+                let n: i64 = rest.parse().unwrap();
+                if n < 0 {
+                    Reply::Bulk(None)
+                } else {
+                    let mut buf = vec![0; n as usize + 2];
+                    self.reader.read_exact(&mut buf)?;
+                    buf.truncate(n as usize);
+                    Reply::Bulk(Some(buf))
+                }
+            }
+            "*" => {
+                let n: i64 = rest.parse().unwrap();
+                if n < 0 {
+                    Reply::Array(None)
+                } else {
+                    let mut items = Vec::new();
+                    for _ in 0..n {
+                        items.push(self.read()?);
+                    }
+                    Reply::Array(Some(items))
+                }
+            }
+            other => panic!("unexpected reply type {other:?} in {line:?}"),
+        })
+    }
+}
+
+/// True when `TIERCACHE_REQUIRE_BACKENDS=1`: a missing tool is a failure, not a skip.
+pub fn backends_required() -> bool {
+    std::env::var("TIERCACHE_REQUIRE_BACKENDS").is_ok_and(|v| v == "1")
+}
+
+/// Finds an installed tool, or says loudly why the test is skipped (fails
+/// when backends are required).
+pub fn require_tool(name: &str) -> Option<PathBuf> {
+    let found = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|p| p.join(name))
+            .find(|p| p.is_file())
+    });
+    if found.is_none() {
+        if backends_required() {
+            panic!("{name} is not installed but TIERCACHE_REQUIRE_BACKENDS=1");
+        }
+        eprintln!("SKIPPED: {name} is not installed; install it (see .ci/run) to run this test");
+    }
+    found
+}
