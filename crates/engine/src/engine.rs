@@ -668,14 +668,19 @@ impl Core {
         if self.closing.load(Ordering::Relaxed) {
             return Err(EngineError::ShuttingDown);
         }
-        let mut by_ns: HashMap<usize, Vec<(Bytes, Option<Entry>)>> = HashMap::new();
-        for (k, op) in ops {
-            by_ns
-                .entry(self.router.route(&k))
-                .or_default()
-                .push((k, op));
-        }
-        for (idx, ops) in by_ns {
+        // Almost every call touches one namespace: group without a map then.
+        let first = ops.first().map_or(0, |(k, _)| self.router.route(k));
+        let groups: Vec<(usize, Vec<(Bytes, Option<Entry>)>)> =
+            if ops.iter().skip(1).all(|(k, _)| self.router.route(k) == first) {
+                vec![(first, ops)]
+            } else {
+                let mut by_ns: HashMap<usize, Vec<(Bytes, Option<Entry>)>> = HashMap::new();
+                for (k, op) in ops {
+                    by_ns.entry(self.router.route(&k)).or_default().push((k, op));
+                }
+                by_ns.into_iter().collect()
+            };
+        for (idx, ops) in groups {
             let ns = &self.namespaces[idx];
             if ns.cfg.stores.is_empty() {
                 for (k, op) in ops {

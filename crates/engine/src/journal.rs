@@ -402,46 +402,72 @@ impl WriteBackJournal {
     /// Writes and fsyncs everything appended so far (the `everysec` tick,
     /// and shutdown).
     pub fn sync(&self) -> Result<()> {
-        let mut inner = self.inner.lock();
-        self.write_buffer(&mut inner)?;
-        if inner.synced_seq < inner.written_seq {
+        // fdatasync runs on a duplicate handle *outside* the lock: appends
+        // (and so every write-back acknowledgement) never wait for the disk
+        // under `everysec`, as with Redis's background AOF fsync.
+        let (file, segment, target) = {
+            let mut inner = self.inner.lock();
+            self.write_buffer(&mut inner)?;
+            self.publish_durable(&inner);
+            if inner.synced_seq >= inner.written_seq {
+                return Ok(());
+            }
             let path = segment_path(&self.dir, inner.segment);
-            inner.file.sync_data().map_err(|e| io_err(&path, e))?;
-            inner.synced_seq = inner.written_seq;
-        }
-        let durable = if self.policy == FsyncPolicy::Always {
-            inner.synced_seq
-        } else {
-            inner.written_seq
+            let file = inner.file.try_clone().map_err(|e| io_err(&path, e))?;
+            (file, inner.segment, inner.written_seq)
         };
-        self.durable_seq.store(durable, Ordering::Release);
+        file.sync_data().map_err(|e| io_err(&segment_path(&self.dir, segment), e))?;
+        let mut inner = self.inner.lock();
+        inner.synced_seq = inner.synced_seq.max(target);
+        self.publish_durable(&inner);
         Ok(())
     }
 
-    /// Seals the current segment (written and synced) and starts a new one.
-    /// Returns the sealed segment's id: once the stores hold everything
-    /// appended so far, [`WriteBackJournal::remove_sealed_through`] may delete it.
+    fn publish_durable(&self, inner: &Inner) {
+        let durable = if self.policy == FsyncPolicy::Always { inner.synced_seq } else { inner.written_seq };
+        self.durable_seq.store(durable, Ordering::Release);
+    }
+
+    /// Seals the current segment (written, and synced unless the policy is
+    /// `no`) and starts a new one. Returns the sealed segment's id: once the
+    /// stores hold everything appended so far,
+    /// [`WriteBackJournal::remove_sealed_through`] may delete it.
     ///
     /// `then` runs under the journal lock, after sealing: no append can slip
-    /// between the seal and what the caller does (take its snapshot).
+    /// between the seal and what the caller does (take its snapshot). The
+    /// sealed segment is synced after the lock is released.
     pub fn rotate<T>(&self, then: impl FnOnce() -> T) -> Result<(u64, T)> {
-        let mut inner = self.inner.lock();
-        self.write_buffer(&mut inner)?;
-        let sealed = inner.segment;
-        if self.policy != FsyncPolicy::No && inner.synced_seq < inner.written_seq {
-            let path = segment_path(&self.dir, sealed);
-            inner.file.sync_data().map_err(|e| io_err(&path, e))?;
-            inner.synced_seq = inner.written_seq;
+        let (sealed_file, sealed, sealed_seq, out) = {
+            let mut inner = self.inner.lock();
+            self.write_buffer(&mut inner)?;
+            let sealed = inner.segment;
+            let next = sealed + 1;
+            let path = segment_path(&self.dir, next);
+            let file = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .map_err(|e| io_err(&path, e))?;
+            let sealed_file = std::mem::replace(&mut inner.file, file);
+            inner.segment = next;
+            let sealed_seq = inner.written_seq;
+            if self.policy == FsyncPolicy::Always && inner.synced_seq < sealed_seq {
+                // Under `always` a commit may not see its record as synced
+                // before the sealed file is: sync it before anyone can look.
+                sealed_file
+                    .sync_data()
+                    .map_err(|e| io_err(&segment_path(&self.dir, sealed), e))?;
+                inner.synced_seq = sealed_seq;
+            }
+            (sealed_file, sealed, sealed_seq, then())
+        };
+        if self.policy == FsyncPolicy::EverySec {
+            sealed_file
+                .sync_data()
+                .map_err(|e| io_err(&segment_path(&self.dir, sealed), e))?;
+            let mut inner = self.inner.lock();
+            inner.synced_seq = inner.synced_seq.max(sealed_seq);
         }
-        let next = sealed + 1;
-        let path = segment_path(&self.dir, next);
-        inner.file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .map_err(|e| io_err(&path, e))?;
-        inner.segment = next;
-        let out = then();
         Ok((sealed, out))
     }
 

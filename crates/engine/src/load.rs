@@ -13,7 +13,7 @@ use bytes::Bytes;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::hash::BuildHasher;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 pub(crate) type LoadResult = Result<Option<Entry>, StoreError>;
@@ -41,6 +41,8 @@ const SHARDS: usize = 64;
 
 pub(crate) struct Flights {
     shards: Box<[Mutex<HashMap<Bytes, Arc<Flight>>>]>,
+    /// Flights under way; lets writes skip the map when there are none.
+    active: AtomicUsize,
     hasher: std::collections::hash_map::RandomState,
 }
 
@@ -48,6 +50,7 @@ impl Flights {
     pub(crate) fn new() -> Arc<Self> {
         Arc::new(Flights {
             shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
+            active: AtomicUsize::new(0),
             hasher: Default::default(),
         })
     }
@@ -67,6 +70,7 @@ impl Flights {
             invalidated: AtomicBool::new(false),
         });
         map.insert(key.clone(), flight.clone());
+        self.active.fetch_add(1, Ordering::SeqCst);
         Role::Leader(LeaderGuard {
             flights: self.clone(),
             key: key.clone(),
@@ -76,7 +80,14 @@ impl Flights {
     }
 
     /// Marks the key's flight (if any) as superseded by a write.
+    ///
+    /// Called after the write is visible (queued or in the stores): a flight
+    /// that begins after the `active` check below reads the new state, so
+    /// skipping the map when no flight is under way is safe.
     pub(crate) fn invalidate(&self, key: &[u8]) {
+        if self.active.load(Ordering::SeqCst) == 0 {
+            return;
+        }
         if let Some(f) = self.shard(key).lock().get(key) {
             f.invalidated.store(true, Ordering::Release);
         }
@@ -109,6 +120,7 @@ impl LeaderGuard {
             .is_some_and(|f| Arc::ptr_eq(f, &self.flight))
         {
             map.remove(&self.key);
+            self.flights.active.fetch_sub(1, Ordering::SeqCst);
         }
         drop(map);
         self.flight.done.notify_waiters();

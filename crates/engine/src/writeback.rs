@@ -38,9 +38,9 @@ pub(crate) struct Dirty {
 #[derive(Default)]
 struct Queue {
     pending: HashMap<Bytes, Dirty>,
-    inflight: HashMap<Bytes, Dirty>,
-    /// key + value bytes held by both maps, for backpressure.
-    bytes: u64,
+    /// The batch being flushed. Shared with the flusher, which iterates it
+    /// without holding the queue lock; replaced, never mutated in place.
+    inflight: Arc<HashMap<Bytes, Dirty>>,
 }
 
 fn weight(key: &[u8], op: &Option<Entry>) -> u64 {
@@ -50,6 +50,9 @@ fn weight(key: &[u8], op: &Option<Entry>) -> u64 {
 pub(crate) struct WriteBack {
     pub(crate) journal: WriteBackJournal,
     queue: Mutex<Queue>,
+    /// key + value bytes held by `pending` and `inflight`, for backpressure
+    /// (updated under the queue lock, read without it).
+    dirty_bytes: AtomicU64,
     stores: Vec<Arc<dyn Store>>,
     l1: Arc<MemoryTier>,
     flush_batch: usize,
@@ -86,6 +89,7 @@ impl WriteBack {
         let wb = WriteBack {
             journal,
             queue: Mutex::new(Queue::default()),
+            dirty_bytes: AtomicU64::new(0),
             stores,
             high_water: (l1.max_bytes() / 2).max(1 << 20),
             l1,
@@ -124,19 +128,20 @@ impl WriteBack {
         self.insert_pending(key, op, seq, now);
     }
 
-    fn insert_pending(&self, key: Bytes, op: Option<Entry>, seq: u64, now: u64) {
-        let mut guard = self.queue.lock();
-        let q = &mut *guard;
-        let w = weight(&key, &op);
+    /// Queues `op` for `key`; returns the number of pending keys.
+    fn insert_pending(&self, key: Bytes, op: Option<Entry>, seq: u64, now: u64) -> usize {
+        let mut q = self.queue.lock();
+        let added = weight(&key, &op);
         let since = match q.pending.get(&key) {
             Some(old) => {
-                q.bytes -= weight(&key, &old.op);
+                self.dirty_bytes.fetch_sub(weight(&key, &old.op), Ordering::Relaxed);
                 old.since
             }
             None => now,
         };
-        q.bytes += w;
+        self.dirty_bytes.fetch_add(added, Ordering::Relaxed);
         q.pending.insert(key, Dirty { op, seq, since });
+        q.pending.len()
     }
 
     /// Journals a set (`Some`) or delete (`None`) of `key` and queues it; the
@@ -145,10 +150,8 @@ impl WriteBack {
     /// write lock, so per-key order is journal order.
     pub(crate) fn write(&self, key: Bytes, op: Option<Entry>) -> u64 {
         let now = now_ms();
-        let seq = self.journal.append_with(&key, op.as_ref(), |seq| {
-            self.insert_pending(key.clone(), op.clone(), seq, now);
-            seq
-        });
+        let (seq, pending) =
+            self.journal.append_with(&key, op.as_ref(), |seq| (seq, self.insert_pending(key.clone(), op.clone(), seq, now)));
         match op {
             Some(e) => {
                 self.l1.put(key, e, seq);
@@ -157,7 +160,7 @@ impl WriteBack {
                 self.l1.remove(&key);
             }
         }
-        if self.pending_len() >= self.flush_batch {
+        if pending >= self.flush_batch {
             self.wake.notify_one();
         }
         seq
@@ -166,9 +169,12 @@ impl WriteBack {
     /// Waits while dirty data exceeds the high-water mark, up to `max_wait`.
     pub(crate) async fn wait_for_room(&self, max_wait: Duration) -> Result<()> {
         let deadline = tokio::time::Instant::now() + max_wait;
+        if self.dirty_bytes.load(Ordering::Relaxed) <= self.high_water {
+            return Ok(()); // the common case: no lock, no waiter
+        }
         loop {
             let progressed = self.progress.notified();
-            let bytes = self.queue.lock().bytes;
+            let bytes = self.dirty_bytes.load(Ordering::Relaxed);
             if bytes <= self.high_water {
                 return Ok(());
             }
@@ -222,47 +228,69 @@ impl WriteBack {
     async fn flush_locked(&self) -> Result<usize> {
         // Seal the journal and move pending to inflight atomically: no append
         // can land in the sealed segment without being in this snapshot.
+        // O(1) unless a failed batch is still in flight.
         let (sealed, batch) = self.journal.rotate(|| {
             let mut q = self.queue.lock();
             let pending = std::mem::take(&mut q.pending);
-            q.inflight.extend(pending); // newer writes supersede a failed batch
-            q.inflight
-                .iter()
-                .map(|(k, d)| (k.clone(), d.op.clone(), d.seq))
-                .collect::<Vec<_>>()
+            if q.inflight.is_empty() {
+                q.inflight = Arc::new(pending);
+            } else {
+                let mut merged = (*q.inflight).clone();
+                merged.extend(pending); // newer writes supersede a failed batch
+                q.inflight = Arc::new(merged);
+            }
+            q.inflight.clone()
         })?;
-        let total = batch.len();
-        for chunk in batch.chunks(self.flush_batch) {
+        let entries: Vec<(&Bytes, &Dirty)> = batch.iter().collect();
+        let mut done = 0;
+        for chunk in entries.chunks(self.flush_batch) {
             let mutations: Vec<Mutation> = chunk
                 .iter()
-                .map(|(k, op, _)| match op {
-                    Some(e) => Mutation::Set(k.clone(), e.clone()),
-                    None => Mutation::Delete(k.clone()),
+                .map(|(k, d)| match &d.op {
+                    Some(e) => Mutation::Set((*k).clone(), e.clone()),
+                    None => Mutation::Delete((*k).clone()),
                 })
                 .collect();
             // The system of record first: once it has the data, nothing is lost.
             for store in self.stores.iter().rev() {
                 if let Err(e) = store.apply(&mutations).await {
+                    self.forget_flushed(&entries[..done]);
                     self.flush_errors.fetch_add(1, Ordering::Relaxed);
                     self.progress.notify_waiters();
                     return Err(e.into());
                 }
             }
-            let mut q = self.queue.lock();
-            for (key, op, seq) in chunk {
-                if q.inflight.get(key).is_some_and(|d| d.seq == *seq) {
-                    q.inflight.remove(key);
-                    q.bytes -= weight(key, op);
-                }
-                if op.is_some() {
-                    self.l1.mark_clean(key, *seq);
+            for (key, d) in chunk {
+                if d.op.is_some() {
+                    self.l1.mark_clean(key, d.seq);
                 }
             }
+            done += chunk.len();
         }
+        self.forget_flushed(&entries);
         self.journal.remove_sealed_through(sealed)?;
         self.flushes.fetch_add(1, Ordering::Relaxed);
         self.progress.notify_waiters();
-        Ok(total)
+        Ok(entries.len())
+    }
+
+    /// Drops flushed entries from `inflight` (all of it in the common case).
+    fn forget_flushed(&self, flushed: &[(&Bytes, &Dirty)]) {
+        if flushed.is_empty() {
+            return;
+        }
+        let freed: u64 = flushed.iter().map(|(k, d)| weight(k, &d.op)).sum();
+        let mut q = self.queue.lock();
+        if flushed.len() == q.inflight.len() {
+            q.inflight = Arc::default();
+        } else {
+            let mut rest = (*q.inflight).clone();
+            for (k, _) in flushed {
+                rest.remove(*k);
+            }
+            q.inflight = Arc::new(rest);
+        }
+        self.dirty_bytes.fetch_sub(freed, Ordering::Relaxed);
     }
 
     /// `FLUSHALL` for this namespace: journals a clear, drops the queue,
@@ -272,14 +300,14 @@ impl WriteBack {
         let seq = self.journal.append_clear();
         self.journal.commit(seq)?;
         {
-            let mut guard = self.queue.lock();
-            let q = &mut *guard;
-            for (key, d) in q.pending.drain().chain(q.inflight.drain()) {
+            let mut q = self.queue.lock();
+            let inflight = std::mem::take(&mut q.inflight);
+            for (key, d) in q.pending.drain().chain(inflight.iter().map(|(k, d)| (k.clone(), d.clone()))) {
                 if d.op.is_some() {
                     self.l1.mark_clean(&key, d.seq);
                 }
             }
-            q.bytes = 0;
+            self.dirty_bytes.store(0, Ordering::Relaxed);
         }
         for s in self.stores.iter().rev() {
             s.clear().await?;

@@ -7,6 +7,8 @@
 //!   transaction per write).
 //! - `sqlite_writes/{back,through}/pipelined_100`: 100 sets in one session,
 //!   committed once, as the RESP server does for a pipelined batch.
+//! - `sqlite_writes/{back,through}/pipelined_100_hot1k`: the same over 1,000
+//!   hot keys (write-back coalesces repeated writes; write-through cannot).
 //! - `get/hit`: answered by the memory tier. `get/miss_sqlite`: a key absent
 //!   from memory, looked up in SQLite (and not found, so never cached).
 //!
@@ -73,6 +75,19 @@ fn writes(c: &mut Criterion) {
                     s.set(next_key(), Bytes::from_static(VALUE), SetOptions::default())
                         .await
                         .unwrap();
+                }
+                s.commit().await.unwrap();
+            })
+        });
+        // Hot keys: 100 sets cycling over 1,000 keys. Write-back coalesces
+        // repeated writes to a key; write-through writes every one.
+        let hot = AtomicU64::new(0);
+        group.bench_function(BenchmarkId::new(label, "pipelined_100_hot1k"), |b| {
+            b.to_async(&rt).iter(|| async {
+                let mut s = engine.session();
+                for _ in 0..100 {
+                    let k = Bytes::from(format!("hot:{:04}", hot.fetch_add(1, Ordering::Relaxed) % 1_000));
+                    s.set(k, Bytes::from_static(VALUE), SetOptions::default()).await.unwrap();
                 }
                 s.commit().await.unwrap();
             })
