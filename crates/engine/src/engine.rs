@@ -211,6 +211,9 @@ fn journal_dir_name(name: &str) -> String {
 
 const KEY_LOCK_STRIPES: usize = 1024;
 
+/// A write (`Some`) or delete (`None`) of one key.
+type KeyOp = (Bytes, Option<Entry>);
+
 struct Namespace {
     cfg: NamespaceConfig,
     wb: Option<Arc<WriteBack>>,
@@ -670,16 +673,22 @@ impl Core {
         }
         // Almost every call touches one namespace: group without a map then.
         let first = ops.first().map_or(0, |(k, _)| self.router.route(k));
-        let groups: Vec<(usize, Vec<(Bytes, Option<Entry>)>)> =
-            if ops.iter().skip(1).all(|(k, _)| self.router.route(k) == first) {
-                vec![(first, ops)]
-            } else {
-                let mut by_ns: HashMap<usize, Vec<(Bytes, Option<Entry>)>> = HashMap::new();
-                for (k, op) in ops {
-                    by_ns.entry(self.router.route(&k)).or_default().push((k, op));
-                }
-                by_ns.into_iter().collect()
-            };
+        let groups: Vec<(usize, Vec<KeyOp>)> = if ops
+            .iter()
+            .skip(1)
+            .all(|(k, _)| self.router.route(k) == first)
+        {
+            vec![(first, ops)]
+        } else {
+            let mut by_ns: HashMap<usize, Vec<KeyOp>> = HashMap::new();
+            for (k, op) in ops {
+                by_ns
+                    .entry(self.router.route(&k))
+                    .or_default()
+                    .push((k, op));
+            }
+            by_ns.into_iter().collect()
+        };
         for (idx, ops) in groups {
             let ns = &self.namespaces[idx];
             if ns.cfg.stores.is_empty() {

@@ -416,7 +416,8 @@ impl WriteBackJournal {
             let file = inner.file.try_clone().map_err(|e| io_err(&path, e))?;
             (file, inner.segment, inner.written_seq)
         };
-        file.sync_data().map_err(|e| io_err(&segment_path(&self.dir, segment), e))?;
+        file.sync_data()
+            .map_err(|e| io_err(&segment_path(&self.dir, segment), e))?;
         let mut inner = self.inner.lock();
         inner.synced_seq = inner.synced_seq.max(target);
         self.publish_durable(&inner);
@@ -424,7 +425,11 @@ impl WriteBackJournal {
     }
 
     fn publish_durable(&self, inner: &Inner) {
-        let durable = if self.policy == FsyncPolicy::Always { inner.synced_seq } else { inner.written_seq };
+        let durable = if self.policy == FsyncPolicy::Always {
+            inner.synced_seq
+        } else {
+            inner.written_seq
+        };
         self.durable_seq.store(durable, Ordering::Release);
     }
 

@@ -39,8 +39,10 @@ pub(crate) enum Role {
 
 const SHARDS: usize = 64;
 
+type FlightShard = Mutex<HashMap<Bytes, Arc<Flight>>>;
+
 pub(crate) struct Flights {
-    shards: Box<[Mutex<HashMap<Bytes, Arc<Flight>>>]>,
+    shards: Box<[FlightShard]>,
     /// Flights under way; lets writes skip the map when there are none.
     active: AtomicUsize,
     hasher: std::collections::hash_map::RandomState,
@@ -55,7 +57,7 @@ impl Flights {
         })
     }
 
-    fn shard(&self, key: &[u8]) -> &Mutex<HashMap<Bytes, Arc<Flight>>> {
+    fn shard(&self, key: &[u8]) -> &FlightShard {
         &self.shards[self.hasher.hash_one(key) as usize % SHARDS]
     }
 

@@ -123,7 +123,7 @@ impl NamespaceRouter {
             .filter(|(_, c)| !c.prefix().is_empty())
             .map(|(i, c)| (c.prefix().to_vec(), i))
             .collect();
-        prefixes.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+        prefixes.sort_by_key(|p| std::cmp::Reverse(p.0.len()));
         let default = configs
             .iter()
             .position(|c| c.prefix().is_empty())

@@ -134,7 +134,8 @@ impl WriteBack {
         let added = weight(&key, &op);
         let since = match q.pending.get(&key) {
             Some(old) => {
-                self.dirty_bytes.fetch_sub(weight(&key, &old.op), Ordering::Relaxed);
+                self.dirty_bytes
+                    .fetch_sub(weight(&key, &old.op), Ordering::Relaxed);
                 old.since
             }
             None => now,
@@ -150,8 +151,9 @@ impl WriteBack {
     /// write lock, so per-key order is journal order.
     pub(crate) fn write(&self, key: Bytes, op: Option<Entry>) -> u64 {
         let now = now_ms();
-        let (seq, pending) =
-            self.journal.append_with(&key, op.as_ref(), |seq| (seq, self.insert_pending(key.clone(), op.clone(), seq, now)));
+        let (seq, pending) = self.journal.append_with(&key, op.as_ref(), |seq| {
+            (seq, self.insert_pending(key.clone(), op.clone(), seq, now))
+        });
         match op {
             Some(e) => {
                 self.l1.put(key, e, seq);
@@ -302,7 +304,11 @@ impl WriteBack {
         {
             let mut q = self.queue.lock();
             let inflight = std::mem::take(&mut q.inflight);
-            for (key, d) in q.pending.drain().chain(inflight.iter().map(|(k, d)| (k.clone(), d.clone()))) {
+            for (key, d) in q
+                .pending
+                .drain()
+                .chain(inflight.iter().map(|(k, d)| (k.clone(), d.clone())))
+            {
                 if d.op.is_some() {
                     self.l1.mark_clean(&key, d.seq);
                 }

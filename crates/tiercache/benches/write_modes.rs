@@ -86,8 +86,13 @@ fn writes(c: &mut Criterion) {
             b.to_async(&rt).iter(|| async {
                 let mut s = engine.session();
                 for _ in 0..100 {
-                    let k = Bytes::from(format!("hot:{:04}", hot.fetch_add(1, Ordering::Relaxed) % 1_000));
-                    s.set(k, Bytes::from_static(VALUE), SetOptions::default()).await.unwrap();
+                    let k = Bytes::from(format!(
+                        "hot:{:04}",
+                        hot.fetch_add(1, Ordering::Relaxed) % 1_000
+                    ));
+                    s.set(k, Bytes::from_static(VALUE), SetOptions::default())
+                        .await
+                        .unwrap();
                 }
                 s.commit().await.unwrap();
             })
