@@ -112,6 +112,10 @@ fn resolve(addr: &ListenAddr) -> Result<Option<server::ListenAddr>, String> {
 }
 
 async fn serve(config: Config, data_dir: PathBuf) -> Result<(), String> {
+    // Installed first, so a SIGTERM during journal replay still means a
+    // clean stop rather than the default action.
+    let stop_signal =
+        StopSignal::install().map_err(|e| format!("cannot install signal handlers: {e}"))?;
     std::fs::create_dir_all(&data_dir)
         .map_err(|e| format!("cannot create data dir {}: {e}", data_dir.display()))?;
     for (name, addr) in [
@@ -157,7 +161,7 @@ async fn serve(config: Config, data_dir: PathBuf) -> Result<(), String> {
         tracing::warn!("every listener is off; serving nothing until stopped");
     }
     tracing::info!(data_dir = %data_dir.display(), "tiercache ready");
-    wait_for_signal().await;
+    stop_signal.wait().await;
     tracing::info!("shutting down: no new connections, finishing in-flight requests");
     let _ = stop_tx.send(true);
     while let Some(r) = servers.join_next().await {
@@ -173,11 +177,25 @@ async fn serve(config: Config, data_dir: PathBuf) -> Result<(), String> {
     Ok(())
 }
 
-async fn wait_for_signal() {
-    use tokio::signal::unix::{signal, SignalKind};
-    let mut term = signal(SignalKind::terminate()).expect("installing the SIGTERM handler");
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = tokio::signal::ctrl_c() => {}
+/// SIGTERM or SIGINT.
+struct StopSignal {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+}
+
+impl StopSignal {
+    fn install() -> std::io::Result<StopSignal> {
+        use tokio::signal::unix::{signal, SignalKind};
+        Ok(StopSignal {
+            term: signal(SignalKind::terminate())?,
+            int: signal(SignalKind::interrupt())?,
+        })
+    }
+
+    async fn wait(mut self) {
+        tokio::select! {
+            _ = self.term.recv() => {}
+            _ = self.int.recv() => {}
+        }
     }
 }

@@ -1,0 +1,104 @@
+//! `tiercache check-config` and `serve` refuse bad input with clear errors.
+
+use std::process::Command;
+
+fn tiercache(args: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tiercache"))
+        .args(args)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code().unwrap_or(-1), text)
+}
+
+#[test]
+fn check_config_accepts_a_valid_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ok.toml");
+    std::fs::write(&path, "[memory]\nmax_bytes = \"64MiB\"\n\n[namespace.\"session:\"]\nwrite = \"through\"\nttl = \"30m\"\n").unwrap();
+    let (code, text) = tiercache(&["check-config", path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("OK"), "{text}");
+}
+
+#[test]
+fn check_config_names_file_line_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.toml");
+    std::fs::write(
+        &path,
+        "[server]\nresp = \"127.0.0.1:6380\"\nmax_clients = \"many\"\n",
+    )
+    .unwrap();
+    let (code, text) = tiercache(&["check-config", path.to_str().unwrap()]);
+    assert_eq!(code, 2, "{text}");
+    assert!(
+        text.contains("bad.toml:3:") && text.contains("server.max_clients"),
+        "{text}"
+    );
+}
+
+#[test]
+fn check_config_rejects_unknown_store_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("names.toml");
+    std::fs::write(&path, "[namespace.default]\ntiers = [\"mian\"]\n").unwrap();
+    let (code, text) = tiercache(&["check-config", path.to_str().unwrap()]);
+    assert_eq!(code, 2, "{text}");
+    assert!(
+        text.contains("names.toml:2:") && text.contains("mian"),
+        "{text}"
+    );
+}
+
+#[test]
+fn check_config_says_which_store_types_this_build_cannot_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("redis.toml");
+    std::fs::write(&path, "[namespace.default]\ntiers = [\"r\"]\n\n[store.r]\ntype = \"redis\"\nurl = \"redis://127.0.0.1:6379\"\n").unwrap();
+    let (code, text) = tiercache(&["check-config", path.to_str().unwrap()]);
+    assert_eq!(code, 2, "{text}");
+    assert!(
+        text.contains("store 'r'") && text.contains("redis"),
+        "{text}"
+    );
+}
+
+#[test]
+fn serve_refuses_a_public_listener_without_a_password() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, text) = tiercache(&[
+        "serve",
+        "--data-dir",
+        dir.path().to_str().unwrap(),
+        "--resp",
+        "0.0.0.0:0",
+        "--memcache",
+        "off",
+        "--admin",
+        "off",
+    ]);
+    assert_eq!(code, 2, "{text}");
+    assert!(
+        text.contains("non-loopback") && text.contains("--unsafe-no-auth"),
+        "{text}"
+    );
+}
+
+#[test]
+fn serve_rejects_a_bad_listen_address() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, text) = tiercache(&[
+        "serve",
+        "--data-dir",
+        dir.path().to_str().unwrap(),
+        "--resp",
+        "nonsense",
+    ]);
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("--resp nonsense"), "{text}");
+}
