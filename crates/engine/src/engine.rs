@@ -18,7 +18,6 @@ use crate::writeback::WriteBack;
 use bytes::Bytes;
 use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::hash::BuildHasher;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -227,7 +226,7 @@ struct Core {
     flights: Arc<Flights>,
     /// Serialises writes per key (striped).
     key_locks: Box<[tokio::sync::Mutex<()>]>,
-    hasher: std::collections::hash_map::RandomState,
+    hasher: ahash::RandomState,
     hits: AtomicU64,
     misses: AtomicU64,
     closing: AtomicBool,

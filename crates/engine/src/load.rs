@@ -12,7 +12,6 @@ use crate::store::StoreError;
 use bytes::Bytes;
 use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -39,13 +38,13 @@ pub(crate) enum Role {
 
 const SHARDS: usize = 64;
 
-type FlightShard = Mutex<HashMap<Bytes, Arc<Flight>>>;
+type FlightShard = Mutex<HashMap<Bytes, Arc<Flight>, ahash::RandomState>>;
 
 pub(crate) struct Flights {
     shards: Box<[FlightShard]>,
     /// Flights under way; lets writes skip the map when there are none.
     active: AtomicUsize,
-    hasher: std::collections::hash_map::RandomState,
+    hasher: ahash::RandomState,
 }
 
 impl Flights {

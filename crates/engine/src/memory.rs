@@ -19,7 +19,6 @@ use crate::entry::Entry;
 use bytes::Bytes;
 use parking_lot::RwLock;
 use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Bytes charged per entry beyond its key and value: the map slot (key and
@@ -44,9 +43,13 @@ struct Slot {
     charge: u64,
 }
 
+/// aHash rather than SipHash: keys are hashed several times per operation,
+/// and a per-process random seed still resists collision flooding.
+type Hasher = ahash::RandomState;
+
 #[derive(Default)]
 struct Shard {
-    map: HashMap<Bytes, Slot>,
+    map: HashMap<Bytes, Slot, Hasher>,
     clock: VecDeque<(Bytes, u64)>,
     expiries: BTreeMap<(u64, u64), Bytes>,
     used: u64,
@@ -77,7 +80,7 @@ pub struct MemoryTier {
     shards: Box<[RwLock<Shard>]>,
     shard_capacity: u64,
     max_bytes: u64,
-    hasher: std::collections::hash_map::RandomState,
+    hasher: Hasher,
     evictions: AtomicU64,
     expired: AtomicU64,
 }
@@ -129,9 +132,37 @@ impl MemoryTier {
     /// Inserts or replaces `key`. `dirty_seq` non-zero pins the entry until
     /// [`MemoryTier::mark_clean`] is called with the same sequence number.
     pub fn put(&self, key: Bytes, entry: Entry, dirty_seq: u64) -> Admission {
-        let mut shard = self.shard(&key).write();
+        let mut guard = self.shard(&key).write();
+        let shard = &mut *guard;
+        let charge = Self::charge(&key, &entry);
+        if let Some(slot) = shard.map.get_mut(&key) {
+            if shard.used - slot.charge + charge <= self.shard_capacity {
+                // Overwrite in place: one lookup, and the key keeps its CLOCK
+                // slot instead of leaving a stale one behind.
+                shard.used = shard.used - slot.charge + charge;
+                if slot.dirty_seq != 0 {
+                    shard.pinned -= slot.charge;
+                }
+                if dirty_seq != 0 {
+                    shard.pinned += charge;
+                }
+                if slot.entry.expires_at != entry.expires_at {
+                    if let Some(at) = slot.entry.expires_at {
+                        shard.expiries.remove(&(at, slot.generation));
+                    }
+                    if let Some(at) = entry.expires_at {
+                        shard.expiries.insert((at, slot.generation), key);
+                    }
+                }
+                slot.entry = entry;
+                slot.dirty_seq = dirty_seq;
+                slot.charge = charge;
+                slot.visited.store(true, Ordering::Relaxed);
+                return Admission::Admitted;
+            }
+        }
         shard.remove_key(&key);
-        self.admit(&mut shard, key, entry, dirty_seq)
+        self.admit(shard, key, entry, dirty_seq)
     }
 
     /// Inserts a clean copy read from a lower tier, unless the key is
@@ -387,6 +418,35 @@ mod tests {
         assert_eq!(l1.len(), 1);
         assert_eq!(l1.expire_due(1000, 10), 1);
         assert_eq!(l1.used_bytes(), 0);
+    }
+
+    #[test]
+    fn overwrite_in_place_keeps_accounting_and_expiry_index_exact() {
+        let l1 = MemoryTier::new(1 << 20);
+        l1.put(k(1), Entry::with_expiry("short", Some(100)), 5);
+        l1.put(k(1), Entry::with_expiry("a longer value", Some(10_000)), 0);
+        assert_eq!(
+            l1.used_bytes(),
+            MemoryTier::charge(b"key1", &Entry::new("a longer value"))
+        );
+        assert_eq!(l1.pinned_bytes(), 0, "the clean overwrite released the pin");
+        assert_eq!(
+            l1.expire_due(500, 10),
+            0,
+            "the old expiry no longer applies"
+        );
+        assert_eq!(l1.get(b"key1", 500).unwrap().value, "a longer value");
+        l1.put(k(1), Entry::new("forever"), 9);
+        assert_eq!(l1.expire_due(u64::MAX, 10), 0);
+        assert!(l1.is_pinned(b"key1"));
+        for i in 0..100 {
+            l1.put(k(1), Entry::new(vec![b'x'; i]), 0);
+        }
+        assert_eq!(l1.len(), 1);
+        assert_eq!(
+            l1.used_bytes(),
+            MemoryTier::charge(b"key1", &Entry::new(vec![b'x'; 99]))
+        );
     }
 
     #[test]

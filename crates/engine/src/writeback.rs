@@ -35,12 +35,14 @@ pub(crate) struct Dirty {
     pub(crate) since: u64,
 }
 
+type DirtyMap = HashMap<Bytes, Dirty, ahash::RandomState>;
+
 #[derive(Default)]
 struct Queue {
-    pending: HashMap<Bytes, Dirty>,
+    pending: DirtyMap,
     /// The batch being flushed. Shared with the flusher, which iterates it
     /// without holding the queue lock; replaced, never mutated in place.
-    inflight: Arc<HashMap<Bytes, Dirty>>,
+    inflight: Arc<DirtyMap>,
 }
 
 fn weight(key: &[u8], op: &Option<Entry>) -> u64 {
@@ -132,16 +134,23 @@ impl WriteBack {
     fn insert_pending(&self, key: Bytes, op: Option<Entry>, seq: u64, now: u64) -> usize {
         let mut q = self.queue.lock();
         let added = weight(&key, &op);
-        let since = match q.pending.get(&key) {
-            Some(old) => {
-                self.dirty_bytes
-                    .fetch_sub(weight(&key, &old.op), Ordering::Relaxed);
-                old.since
-            }
-            None => now,
-        };
         self.dirty_bytes.fetch_add(added, Ordering::Relaxed);
-        q.pending.insert(key, Dirty { op, seq, since });
+        match q.pending.entry(key) {
+            std::collections::hash_map::Entry::Occupied(mut slot) => {
+                let old = slot.get();
+                self.dirty_bytes
+                    .fetch_sub(weight(slot.key(), &old.op), Ordering::Relaxed);
+                let since = old.since;
+                slot.insert(Dirty { op, seq, since });
+            }
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                slot.insert(Dirty {
+                    op,
+                    seq,
+                    since: now,
+                });
+            }
+        }
         q.pending.len()
     }
 
