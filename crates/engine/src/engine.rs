@@ -343,11 +343,9 @@ impl Engine {
                     return result;
                 }
                 Role::Follower(flight) => {
+                    // `None`: the leader was cancelled; retry, perhaps as leader.
                     if let Some(r) = follow(&flight).await {
                         return r.map_err(Into::into);
-                    }
-                    if loader.is_none() {
-                        return Err(EngineError::Config("loader consumed".into()));
                     }
                 }
             }

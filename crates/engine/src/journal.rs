@@ -347,20 +347,26 @@ impl WriteBackJournal {
         entry: Option<&Entry>,
         then: impl FnOnce(u64) -> T,
     ) -> T {
-        let mut inner = self.inner.lock();
-        inner.last_seq += 1;
-        let seq = inner.last_seq;
         let op = if entry.is_some() { OP_SET } else { OP_DELETE };
-        encode(&mut inner.buf, op, seq, key, entry);
-        then(seq)
+        self.append_op(op, key, entry, then)
     }
 
     fn append(&self, op: u8, key: &[u8], entry: Option<&Entry>) -> u64 {
+        self.append_op(op, key, entry, |seq| seq)
+    }
+
+    fn append_op<T>(
+        &self,
+        op: u8,
+        key: &[u8],
+        entry: Option<&Entry>,
+        then: impl FnOnce(u64) -> T,
+    ) -> T {
         let mut inner = self.inner.lock();
         inner.last_seq += 1;
         let seq = inner.last_seq;
         encode(&mut inner.buf, op, seq, key, entry);
-        seq
+        then(seq)
     }
 
     /// Makes every record up to `seq` durable per the policy.

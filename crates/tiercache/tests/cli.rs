@@ -15,26 +15,30 @@ fn tiercache(args: &[&str]) -> (i32, String) {
     (out.status.code().unwrap_or(-1), text)
 }
 
+/// Writes `text` to a file named `name` and runs `check-config` on it.
+fn check_config(name: &str, text: &str) -> (i32, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).unwrap();
+    tiercache(&["check-config", path.to_str().unwrap()])
+}
+
 #[test]
 fn check_config_accepts_a_valid_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("ok.toml");
-    std::fs::write(&path, "[memory]\nmax_bytes = \"64MiB\"\n\n[namespace.\"session:\"]\nwrite = \"through\"\nttl = \"30m\"\n").unwrap();
-    let (code, text) = tiercache(&["check-config", path.to_str().unwrap()]);
+    let (code, text) = check_config(
+        "ok.toml",
+        "[memory]\nmax_bytes = \"64MiB\"\n\n[namespace.\"session:\"]\nwrite = \"through\"\nttl = \"30m\"\n",
+    );
     assert_eq!(code, 0, "{text}");
     assert!(text.contains("OK"), "{text}");
 }
 
 #[test]
 fn check_config_names_file_line_and_field() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("bad.toml");
-    std::fs::write(
-        &path,
+    let (code, text) = check_config(
+        "bad.toml",
         "[server]\nresp = \"127.0.0.1:6380\"\nmax_clients = \"many\"\n",
-    )
-    .unwrap();
-    let (code, text) = tiercache(&["check-config", path.to_str().unwrap()]);
+    );
     assert_eq!(code, 2, "{text}");
     assert!(
         text.contains("bad.toml:3:") && text.contains("server.max_clients"),
@@ -44,10 +48,7 @@ fn check_config_names_file_line_and_field() {
 
 #[test]
 fn check_config_rejects_unknown_store_names() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("names.toml");
-    std::fs::write(&path, "[namespace.default]\ntiers = [\"mian\"]\n").unwrap();
-    let (code, text) = tiercache(&["check-config", path.to_str().unwrap()]);
+    let (code, text) = check_config("names.toml", "[namespace.default]\ntiers = [\"mian\"]\n");
     assert_eq!(code, 2, "{text}");
     assert!(
         text.contains("names.toml:2:") && text.contains("mian"),
@@ -57,10 +58,10 @@ fn check_config_rejects_unknown_store_names() {
 
 #[test]
 fn check_config_says_which_store_types_this_build_cannot_run() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("redis.toml");
-    std::fs::write(&path, "[namespace.default]\ntiers = [\"r\"]\n\n[store.r]\ntype = \"redis\"\nurl = \"redis://127.0.0.1:6379\"\n").unwrap();
-    let (code, text) = tiercache(&["check-config", path.to_str().unwrap()]);
+    let (code, text) = check_config(
+        "redis.toml",
+        "[namespace.default]\ntiers = [\"r\"]\n\n[store.r]\ntype = \"redis\"\nurl = \"redis://127.0.0.1:6379\"\n",
+    );
     assert_eq!(code, 2, "{text}");
     assert!(
         text.contains("store 'r'") && text.contains("redis"),
