@@ -1,60 +1,62 @@
-//! The memory tier (L1): a sharded, byte-bounded map with per-entry TTL.
+//! The memory tier (L1): the engine's view of [`tiercache_cache::Cache`].
 //!
-//! - **Bound.** Every entry is charged `key + value + ENTRY_OVERHEAD` bytes.
-//!   The bound is split evenly across shards and each shard evicts before it
-//!   would exceed its share, so the sum never exceeds `max_bytes`.
-//! - **Eviction.** CLOCK (second chance): a hit sets a `visited` bit under
-//!   the shard's *read* lock; the eviction hand clears bits and evicts the
-//!   first unvisited entry. A later issue replaces this with an adaptive,
-//!   scan-resistant policy; CLOCK is correct and cheap.
+//! The cache core does the hard parts (sharding, the adaptive W-TinyLFU
+//! policy, the timer wheel, pinning); this module decides what an entry
+//! costs, what "dirty" means and how expiry is read:
+//!
+//! - **Bound.** Every entry is charged `key + value + ENTRY_OVERHEAD` bytes,
+//!   and the core never holds more than `max_bytes` of charges.
 //! - **Pinning.** Entries written in write-back mode are *dirty* until the
-//!   flusher reports them durable in the stores; the hand skips them, so a
-//!   dirty entry is never evicted. When a shard is full of dirty entries a
-//!   new entry is simply not admitted (the write-back queue still holds it).
-//! - **Expiry.** Lazy (an expired entry is never returned) and active: a
-//!   per-shard index ordered by expiry lets [`MemoryTier::expire_due`] drop
-//!   due entries in O(log n) each.
+//!   flusher reports them durable in the stores. They are inserted pinned,
+//!   so eviction never sees them, and unpinned only by the flush of the
+//!   exact write they hold ([`MemoryTier::mark_clean`] with its sequence
+//!   number). When a shard is full of dirty entries a new entry is not
+//!   admitted (the write-back queue still holds it).
+//! - **Expiry.** Lazy (an expired entry is never returned) and active:
+//!   [`MemoryTier::expire_due`] drains the core's timer wheel.
 
 use crate::entry::Entry;
 use bytes::Bytes;
-use parking_lot::RwLock;
-use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use tiercache_cache::{Cache, Insertion, Measure};
 
-/// Bytes charged per entry beyond its key and value: the map slot (key and
-/// entry handles, generation, flags), the CLOCK queue slot, hash-table
-/// control bytes at load factor, and two heap-allocation headers. An
-/// estimate on 64-bit targets; the exact figure is a later issue's work.
-pub const ENTRY_OVERHEAD: u64 = 160;
+/// Bytes charged per entry beyond its key and value: the core's per-entry
+/// fixed cost (slot and table share, from `size_of`), two heap-allocation
+/// headers for the key and value buffers, and the shared-buffer header
+/// `Bytes` allocates once a value is handed out.
+pub const ENTRY_OVERHEAD: u64 =
+    Cache::<Bytes, Cached, EntryMeasure>::FIXED_BYTES_PER_ENTRY as u64 + 2 * 16 + 32;
 
 /// Smallest share of the bound a shard gets: small caches use fewer shards
 /// so that one ordinary entry always fits in a shard.
 const MIN_SHARD_BYTES: u64 = 1 << 20;
 const MAX_SHARDS: usize = 64;
+/// Typical small entry, used to size the policy's statistics.
+const TYPICAL_ENTRY: u64 = ENTRY_OVERHEAD + 64;
 
-struct Slot {
+/// What the core stores per key.
+#[doc(hidden)]
+#[derive(Clone)]
+pub struct Cached {
     entry: Entry,
-    /// Distinguishes this incarnation of the key in the CLOCK queue and expiry index.
-    generation: u64,
-    visited: AtomicBool,
     /// Non-zero while dirty: the write-back sequence number of the write it
     /// holds. Only a flush of that exact write may unpin it.
     dirty_seq: u64,
-    charge: u64,
 }
 
-/// aHash rather than SipHash: keys are hashed several times per operation,
-/// and a per-process random seed still resists collision flooding.
-type Hasher = ahash::RandomState;
+/// How the core weighs and times entries.
+#[doc(hidden)]
+pub struct EntryMeasure;
 
-#[derive(Default)]
-struct Shard {
-    map: HashMap<Bytes, Slot, Hasher>,
-    clock: VecDeque<(Bytes, u64)>,
-    expiries: BTreeMap<(u64, u64), Bytes>,
-    used: u64,
-    pinned: u64,
-    next_generation: u64,
+impl Measure<Bytes, Cached> for EntryMeasure {
+    #[inline]
+    fn weight(&self, key: &Bytes, value: &Cached) -> u64 {
+        MemoryTier::charge(key, &value.entry)
+    }
+
+    #[inline]
+    fn expires_at(&self, value: &Cached) -> Option<u64> {
+        value.entry.expires_at
+    }
 }
 
 /// Outcome of an admission attempt.
@@ -77,32 +79,25 @@ pub enum Admission {
 /// assert!(l1.used_bytes() <= l1.max_bytes());
 /// ```
 pub struct MemoryTier {
-    shards: Box<[RwLock<Shard>]>,
-    shard_capacity: u64,
+    cache: Cache<Bytes, Cached, EntryMeasure>,
     max_bytes: u64,
-    hasher: Hasher,
-    evictions: AtomicU64,
-    expired: AtomicU64,
 }
 
 impl MemoryTier {
     /// A tier that never holds more than `max_bytes` (charged bytes).
     pub fn new(max_bytes: u64) -> Self {
         let wanted = (max_bytes / MIN_SHARD_BYTES).clamp(1, MAX_SHARDS as u64) as usize;
-        let count = if wanted.is_power_of_two() {
+        let shards = if wanted.is_power_of_two() {
             wanted
         } else {
             wanted.next_power_of_two() / 2
         };
-        let shards = (0..count).map(|_| RwLock::new(Shard::default())).collect();
-        MemoryTier {
-            shards,
-            shard_capacity: max_bytes / count as u64,
-            max_bytes,
-            hasher: Default::default(),
-            evictions: AtomicU64::new(0),
-            expired: AtomicU64::new(0),
-        }
+        let cache = Cache::<Bytes, Cached>::builder(max_bytes)
+            .shards(shards)
+            .expected_entries((max_bytes / TYPICAL_ENTRY).max(1))
+            .measure(EntryMeasure)
+            .build();
+        MemoryTier { cache, max_bytes }
     }
 
     /// Bytes an entry is charged.
@@ -110,165 +105,68 @@ impl MemoryTier {
         key.len() as u64 + entry.value.len() as u64 + ENTRY_OVERHEAD
     }
 
-    fn shard(&self, key: &[u8]) -> &RwLock<Shard> {
-        let h = self.hasher.hash_one(key);
-        // High bits pick the shard; the shard's own map hashes independently.
-        &self.shards[(h >> 32) as usize & (self.shards.len() - 1)]
-    }
-
-    /// The live entry for `key` at `now`, marking it recently used.
+    /// The live entry for `key` at `now`, recording the access.
     pub fn get(&self, key: &[u8], now: u64) -> Option<Entry> {
-        let shard = self.shard(key).read();
-        let slot = shard.map.get(key)?;
-        if slot.entry.is_expired_at(now) {
-            return None;
-        }
-        if !slot.visited.load(Ordering::Relaxed) {
-            slot.visited.store(true, Ordering::Relaxed);
-        }
-        Some(slot.entry.clone())
+        self.cache.get_at(key, now).map(|c| c.entry)
     }
 
     /// Inserts or replaces `key`. `dirty_seq` non-zero pins the entry until
     /// [`MemoryTier::mark_clean`] is called with the same sequence number.
     pub fn put(&self, key: Bytes, entry: Entry, dirty_seq: u64) -> Admission {
-        let mut guard = self.shard(&key).write();
-        let shard = &mut *guard;
-        let charge = Self::charge(&key, &entry);
-        if let Some(slot) = shard.map.get_mut(&key) {
-            if shard.used - slot.charge + charge <= self.shard_capacity {
-                // Overwrite in place: one lookup, and the key keeps its CLOCK
-                // slot instead of leaving a stale one behind.
-                shard.used = shard.used - slot.charge + charge;
-                if slot.dirty_seq != 0 {
-                    shard.pinned -= slot.charge;
-                }
-                if dirty_seq != 0 {
-                    shard.pinned += charge;
-                }
-                if slot.entry.expires_at != entry.expires_at {
-                    if let Some(at) = slot.entry.expires_at {
-                        shard.expiries.remove(&(at, slot.generation));
-                    }
-                    if let Some(at) = entry.expires_at {
-                        shard.expiries.insert((at, slot.generation), key);
-                    }
-                }
-                slot.entry = entry;
-                slot.dirty_seq = dirty_seq;
-                slot.charge = charge;
-                slot.visited.store(true, Ordering::Relaxed);
-                return Admission::Admitted;
-            }
-        }
-        shard.remove_key(&key);
-        self.admit(shard, key, entry, dirty_seq)
+        let value = Cached { entry, dirty_seq };
+        let outcome = if dirty_seq != 0 {
+            self.cache.insert_pinned(key, value)
+        } else {
+            self.cache.insert(key, value)
+        };
+        admission(outcome)
     }
 
     /// Inserts a clean copy read from a lower tier, unless the key is
     /// already present (a concurrent write is newer than any read).
     pub fn fill(&self, key: Bytes, entry: Entry) -> Admission {
-        let mut shard = self.shard(&key).write();
-        if shard.map.contains_key(&key) {
-            return Admission::Rejected;
-        }
-        self.admit(&mut shard, key, entry, 0)
-    }
-
-    fn admit(&self, shard: &mut Shard, key: Bytes, entry: Entry, dirty_seq: u64) -> Admission {
-        let charge = Self::charge(&key, &entry);
-        if charge > self.shard_capacity {
-            return Admission::Rejected;
-        }
-        while shard.used + charge > self.shard_capacity {
-            if !shard.evict_one() {
-                return Admission::Rejected;
-            }
-            self.evictions.fetch_add(1, Ordering::Relaxed);
-        }
-        shard.next_generation += 1;
-        let generation = shard.next_generation;
-        if let Some(at) = entry.expires_at {
-            shard.expiries.insert((at, generation), key.clone());
-        }
-        shard.clock.push_back((key.clone(), generation));
-        shard.used += charge;
-        if dirty_seq != 0 {
-            shard.pinned += charge;
-        }
-        let slot = Slot {
-            entry,
-            generation,
-            visited: AtomicBool::new(false),
-            dirty_seq,
-            charge,
-        };
-        shard.map.insert(key, slot);
-        shard.compact_clock_if_stale();
-        Admission::Admitted
+        admission(self.cache.insert_if_absent(
+            key,
+            Cached {
+                entry,
+                dirty_seq: 0,
+            },
+        ))
     }
 
     /// Removes `key`; returns whether it was present.
     pub fn remove(&self, key: &[u8]) -> bool {
-        self.shard(key).write().remove_key(key)
+        self.cache.remove(key).is_some()
     }
 
     /// Unpins `key` if it still holds the write with sequence number `seq`.
     pub fn mark_clean(&self, key: &[u8], seq: u64) {
-        let mut shard = self.shard(key).write();
-        let shard = &mut *shard;
-        if let Some(slot) = shard.map.get_mut(key) {
-            if slot.dirty_seq == seq {
-                slot.dirty_seq = 0;
-                shard.pinned -= slot.charge;
-            }
-        }
+        self.cache.unpin_if(key, |c| c.dirty_seq == seq);
     }
 
     /// Drops every entry due at `now`, at most `limit` in total; returns how many.
     pub fn expire_due(&self, now: u64, limit: usize) -> usize {
-        let mut removed = 0;
-        for lock in self.shards.iter() {
-            let mut shard = lock.write();
-            while removed < limit {
-                let Some((&(at, _), key)) = shard.expiries.first_key_value() else {
-                    break;
-                };
-                if at > now {
-                    break;
-                }
-                let key = key.clone();
-                shard.remove_key(&key);
-                removed += 1;
-            }
-        }
-        self.expired.fetch_add(removed as u64, Ordering::Relaxed);
-        removed
+        self.cache.expire_due(now, limit)
     }
 
     /// Removes everything, pinned entries included (`FLUSHALL`).
     pub fn clear(&self) {
-        for lock in self.shards.iter() {
-            *lock.write() = Shard::default();
-        }
+        self.cache.clear();
     }
 
     /// Number of entries held (expired but not yet collected ones included).
     pub fn len(&self) -> usize {
-        self.shards.iter().map(|s| s.read().map.len()).sum()
+        self.cache.len()
     }
 
     /// Number of live entries at `now` whose key satisfies `pred` (a scan).
     pub fn count_matching(&self, now: u64, pred: impl Fn(&[u8]) -> bool) -> u64 {
         let mut n = 0;
-        for lock in self.shards.iter() {
-            let shard = lock.read();
-            n += shard
-                .map
-                .iter()
-                .filter(|(k, s)| !s.entry.is_expired_at(now) && pred(k))
-                .count() as u64;
-        }
+        self.cache.for_each(|k, c| {
+            if !c.entry.is_expired_at(now) && pred(k) {
+                n += 1;
+            }
+        });
         n
     }
 
@@ -279,12 +177,12 @@ impl MemoryTier {
 
     /// Charged bytes in use; never above [`MemoryTier::max_bytes`].
     pub fn used_bytes(&self) -> u64 {
-        self.shards.iter().map(|s| s.read().used).sum()
+        self.cache.weight()
     }
 
     /// Charged bytes of pinned (dirty) entries.
     pub fn pinned_bytes(&self) -> u64 {
-        self.shards.iter().map(|s| s.read().pinned).sum()
+        self.cache.pinned_weight()
     }
 
     /// The bound.
@@ -294,71 +192,30 @@ impl MemoryTier {
 
     /// Entries evicted to stay within the bound, since creation.
     pub fn evictions(&self) -> u64 {
-        self.evictions.load(Ordering::Relaxed)
+        self.cache.stats().evictions
     }
 
     /// Entries removed by active expiry, since creation.
     pub fn expired(&self) -> u64 {
-        self.expired.load(Ordering::Relaxed)
+        self.cache.stats().expired
+    }
+
+    /// Lookups answered (`hits`) and not (`misses`) by the tier.
+    pub fn hits_and_misses(&self) -> (u64, u64) {
+        let st = self.cache.stats();
+        (st.hits, st.misses)
     }
 
     /// True if `key` is present and pinned (for tests and invariants).
     pub fn is_pinned(&self, key: &[u8]) -> bool {
-        self.shard(key)
-            .read()
-            .map
-            .get(key)
-            .is_some_and(|s| s.dirty_seq != 0)
+        self.cache.is_pinned(key)
     }
 }
 
-impl Shard {
-    fn remove_key(&mut self, key: &[u8]) -> bool {
-        let Some(slot) = self.map.remove(key) else {
-            return false;
-        };
-        self.used -= slot.charge;
-        if slot.dirty_seq != 0 {
-            self.pinned -= slot.charge;
-        }
-        if let Some(at) = slot.entry.expires_at {
-            self.expiries.remove(&(at, slot.generation));
-        }
-        // The CLOCK queue slot goes stale and is skipped or compacted later.
-        true
-    }
-
-    /// Advances the CLOCK hand until one unpinned, unvisited entry is evicted.
-    /// Returns false when every entry is pinned.
-    fn evict_one(&mut self) -> bool {
-        let mut budget = 2 * self.clock.len() + 1;
-        while budget > 0 {
-            budget -= 1;
-            let Some((key, generation)) = self.clock.pop_front() else {
-                return false;
-            };
-            let Some(slot) = self.map.get(&key) else {
-                continue;
-            };
-            if slot.generation != generation {
-                continue;
-            }
-            if slot.dirty_seq != 0 || slot.visited.swap(false, Ordering::Relaxed) {
-                self.clock.push_back((key, generation));
-                continue;
-            }
-            self.remove_key(&key);
-            return true;
-        }
-        false
-    }
-
-    fn compact_clock_if_stale(&mut self) {
-        if self.clock.len() > 2 * self.map.len() + 64 {
-            let map = &self.map;
-            self.clock
-                .retain(|(k, g)| map.get(k).is_some_and(|s| s.generation == *g));
-        }
+fn admission(outcome: Insertion) -> Admission {
+    match outcome {
+        Insertion::Stored => Admission::Admitted,
+        Insertion::Rejected | Insertion::Present => Admission::Rejected,
     }
 }
 

@@ -1,0 +1,374 @@
+//! tiercache's in-process cache core: a concurrent, weight-bounded map with
+//! adaptive, scan-resistant eviction, per-entry expiry and pinning.
+//!
+//! **What it is.** [`Cache`] is split into shards, each a slab of entries
+//! behind a `parking_lot::RwLock`. Reads take the read lock only (a hit sets
+//! a referenced bit and bumps a frequency sketch with relaxed atomics), so
+//! readers never serialise. Writes take the shard's write lock and run the
+//! policy: W-TinyLFU with a hill-climbing window (see `shard.rs`). Each
+//! shard gets an equal part of the capacity and never holds more.
+//!
+//! **What it is not.** It knows nothing of bytes on the wire, stores,
+//! write-back or durability: the engine builds its memory tier on top of it
+//! (values carry their own expiry and dirty state, and the engine decides
+//! what to pin). No background threads: expiry runs when
+//! [`Cache::expire_due`] is called, and maintenance piggybacks on writes.
+//!
+//! ```
+//! use tiercache_cache::Cache;
+//!
+//! let cache: Cache<u64, &str> = Cache::new(2);
+//! cache.insert(1, "one");
+//! cache.insert(2, "two");
+//! assert_eq!(cache.get(&1), Some("one"));
+//! cache.insert(3, "three"); // over capacity: something is evicted
+//! assert_eq!(cache.len(), 2);
+//! assert!(cache.weight() <= cache.capacity());
+//! ```
+
+mod ghost;
+mod shard;
+mod sketch;
+mod slab;
+mod wheel;
+
+use parking_lot::RwLock;
+use shard::Shard;
+use std::borrow::Borrow;
+use std::hash::Hash;
+
+pub use shard::Insertion;
+
+/// How the cache measures an entry: its weight against the capacity, and
+/// when it expires. Both must be pure functions of the key and value.
+pub trait Measure<K, V> {
+    /// The entry's weight (bytes, or 1 for an entry-count bound).
+    fn weight(&self, key: &K, value: &V) -> u64;
+
+    /// Absolute expiry time in milliseconds, if the entry has one. An
+    /// entry is expired at `now >= at`.
+    fn expires_at(&self, _value: &V) -> Option<u64> {
+        None
+    }
+}
+
+/// Every entry weighs 1 and never expires: the capacity is an entry count.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct UnitWeight;
+
+impl<K, V> Measure<K, V> for UnitWeight {
+    #[inline]
+    fn weight(&self, _: &K, _: &V) -> u64 {
+        1
+    }
+}
+
+/// Cumulative counters, summed over shards.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    /// Lookups that found a live entry.
+    pub hits: u64,
+    /// Lookups that did not.
+    pub misses: u64,
+    /// Insertions (new keys and overwrites).
+    pub inserts: u64,
+    /// Entries evicted by the policy to respect the capacity.
+    pub evictions: u64,
+    /// Entries removed by [`Cache::expire_due`].
+    pub expired: u64,
+    /// Insertions that could not be stored (see [`Insertion::Rejected`]).
+    pub rejected: u64,
+}
+
+/// Configures a [`Cache`].
+pub struct CacheBuilder<M> {
+    capacity: u64,
+    shards: Option<usize>,
+    expected_entries: Option<u64>,
+    measure: M,
+}
+
+/// Fewest entries (by expectation) a shard is given before the cache is
+/// split further: small shards hurt the hit ratio, and the policy's
+/// statistics need a population to work on.
+const MIN_ENTRIES_PER_SHARD: u64 = 4096;
+const MAX_SHARDS: usize = 64;
+
+impl<M> CacheBuilder<M> {
+    /// Fixes the number of shards (rounded up to a power of two). The
+    /// default scales with the expected entry count and the machine's cores.
+    pub fn shards(mut self, n: usize) -> Self {
+        self.shards = Some(n.clamp(1, MAX_SHARDS).next_power_of_two());
+        self
+    }
+
+    /// How many entries the cache will hold when full; sizes the frequency
+    /// sketch and the shard count. Defaults to the capacity, which is right
+    /// for an entry-count bound; give it for a byte bound.
+    pub fn expected_entries(mut self, n: u64) -> Self {
+        self.expected_entries = Some(n.max(1));
+        self
+    }
+
+    /// Replaces how entries are weighed and timed.
+    pub fn measure<M2>(self, measure: M2) -> CacheBuilder<M2> {
+        CacheBuilder {
+            capacity: self.capacity,
+            shards: self.shards,
+            expected_entries: self.expected_entries,
+            measure,
+        }
+    }
+
+    /// Builds the cache.
+    pub fn build<K: Hash + Eq, V>(self) -> Cache<K, V, M>
+    where
+        M: Measure<K, V>,
+    {
+        let entries = self.expected_entries.unwrap_or(self.capacity).max(1);
+        let count = self.shards.unwrap_or_else(|| {
+            let cores = std::thread::available_parallelism().map_or(4, |n| n.get());
+            let by_size = (entries / MIN_ENTRIES_PER_SHARD).max(1) as usize;
+            by_size.min(cores * 4).min(MAX_SHARDS).next_power_of_two()
+        });
+        let hasher = ahash::RandomState::new();
+        let seed = hasher.hash_one(0u64);
+        let shards = (0..count)
+            .map(|i| {
+                let cap = self.capacity / count as u64;
+                RwLock::new(Shard::new(
+                    cap,
+                    entries / count as u64,
+                    seed.wrapping_add(i as u64),
+                ))
+            })
+            .collect();
+        Cache {
+            shards,
+            shift: 64 - count.trailing_zeros(),
+            hasher,
+            measure: self.measure,
+            capacity: self.capacity,
+        }
+    }
+}
+
+/// A concurrent cache bounded by total weight. See the crate documentation.
+pub struct Cache<K, V, M = UnitWeight> {
+    shards: Box<[RwLock<Shard<K, V>>]>,
+    /// Shard index = top bits of the hash (the shard uses the low 32 bits).
+    shift: u32,
+    hasher: ahash::RandomState,
+    measure: M,
+    capacity: u64,
+}
+
+impl<K: Hash + Eq, V> Cache<K, V, UnitWeight> {
+    /// A cache of at most `capacity` entries.
+    pub fn new(capacity: u64) -> Self {
+        Self::builder(capacity).build()
+    }
+
+    /// A builder for a cache of at most `capacity` total weight.
+    pub fn builder(capacity: u64) -> CacheBuilder<UnitWeight> {
+        CacheBuilder {
+            capacity,
+            shards: None,
+            expected_entries: None,
+            measure: UnitWeight,
+        }
+    }
+}
+
+impl<K, V, M> Cache<K, V, M> {
+    /// The cache's own bytes per entry, beyond what the key and value point
+    /// to: the slab slot, the table bucket at its load factor, and the
+    /// entry's share of the frequency sketch and ghost lists.
+    pub const FIXED_BYTES_PER_ENTRY: usize = std::mem::size_of::<slab::Slot<K, V>>() + 6 + 8 + 1;
+}
+
+impl<K: Hash + Eq, V, M: Measure<K, V>> Cache<K, V, M> {
+    #[inline]
+    fn locate<Q: Hash + ?Sized>(&self, key: &Q) -> (&RwLock<Shard<K, V>>, u32) {
+        let h = self.hasher.hash_one(key);
+        let shard = if self.shift == 64 {
+            0
+        } else {
+            (h >> self.shift) as usize
+        };
+        (&self.shards[shard], h as u32)
+    }
+
+    /// The value for `key`, ignoring expiry, counting a hit or a miss.
+    pub fn get<Q>(&self, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+        V: Clone,
+    {
+        self.get_at(key, 0)
+    }
+
+    /// The value for `key` unless it has expired at `now` (milliseconds, the
+    /// clock of [`Measure::expires_at`]). Counts a hit or a miss.
+    pub fn get_at<Q>(&self, key: &Q, now: u64) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+        V: Clone,
+    {
+        let (shard, hash) = self.locate(key);
+        shard.read().get(hash, key, now, &self.measure).cloned()
+    }
+
+    /// The value for `key` without recording an access or a hit.
+    pub fn peek<Q>(&self, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+        V: Clone,
+    {
+        let (shard, hash) = self.locate(key);
+        shard.read().peek(hash, key).cloned()
+    }
+
+    /// Inserts or replaces `key`. The entry may be evicted later; it is
+    /// rejected at once only if heavier than a shard, or if everything else
+    /// in its shard is pinned.
+    pub fn insert(&self, key: K, value: V) -> Insertion {
+        self.insert_with(key, value, false, false)
+    }
+
+    /// Inserts or replaces `key` as a pinned entry: never evicted until
+    /// [`Cache::unpin_if`] releases it (removal and expiry still apply).
+    pub fn insert_pinned(&self, key: K, value: V) -> Insertion {
+        self.insert_with(key, value, true, false)
+    }
+
+    /// Inserts `key` only if it is absent; [`Insertion::Present`] otherwise.
+    pub fn insert_if_absent(&self, key: K, value: V) -> Insertion {
+        self.insert_with(key, value, false, true)
+    }
+
+    fn insert_with(&self, key: K, value: V, pinned: bool, if_absent: bool) -> Insertion {
+        let (shard, hash) = self.locate(&key);
+        shard
+            .write()
+            .insert(key, value, hash, pinned, if_absent, &self.measure)
+    }
+
+    /// Releases the pin on `key` if `pred` accepts its current value.
+    /// Returns true if the entry was pinned and is no longer.
+    pub fn unpin_if<Q>(&self, key: &Q, pred: impl FnOnce(&V) -> bool) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let (shard, hash) = self.locate(key);
+        shard.write().unpin_if(hash, key, pred, &self.measure)
+    }
+
+    /// True if `key` is present and pinned.
+    pub fn is_pinned<Q>(&self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let (shard, hash) = self.locate(key);
+        shard.read().is_pinned(hash, key)
+    }
+
+    /// Removes `key`, returning its value.
+    pub fn remove<Q>(&self, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let (shard, hash) = self.locate(key);
+        shard.write().remove(hash, key, &self.measure)
+    }
+
+    /// Removes entries expired at `now`, at most `limit`; returns how many.
+    pub fn expire_due(&self, now: u64, limit: usize) -> usize {
+        let mut removed = 0;
+        for shard in self.shards.iter() {
+            if removed >= limit {
+                break;
+            }
+            removed += shard
+                .write()
+                .expire_due(now, limit - removed, &self.measure);
+        }
+        removed
+    }
+
+    /// Removes every entry, pinned ones included.
+    pub fn clear(&self) {
+        for shard in self.shards.iter() {
+            shard.write().clear();
+        }
+    }
+
+    /// Calls `f` on every entry, one shard (read-locked) at a time.
+    pub fn for_each(&self, mut f: impl FnMut(&K, &V)) {
+        for shard in self.shards.iter() {
+            shard.read().for_each(&mut f);
+        }
+    }
+
+    /// Number of entries held (expired ones not yet collected included).
+    pub fn len(&self) -> usize {
+        self.shards.iter().map(|s| s.read().len()).sum()
+    }
+
+    /// True when no entry is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Total weight held; never above [`Cache::capacity`].
+    pub fn weight(&self) -> u64 {
+        self.shards.iter().map(|s| s.read().weight()).sum()
+    }
+
+    /// Weight of pinned entries.
+    pub fn pinned_weight(&self) -> u64 {
+        self.shards.iter().map(|s| s.read().pinned_weight()).sum()
+    }
+
+    /// The bound on [`Cache::weight`].
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    /// The largest single entry that can be stored (one shard's share).
+    pub fn max_entry_weight(&self) -> u64 {
+        self.capacity / self.shards.len() as u64
+    }
+
+    /// Number of shards.
+    pub fn shard_count(&self) -> usize {
+        self.shards.len()
+    }
+
+    /// Heap bytes held by the cache's own structures (slabs, tables,
+    /// sketches), not counting what keys and values point to.
+    pub fn heap_bytes(&self) -> usize {
+        self.shards.iter().map(|s| s.read().heap_bytes()).sum()
+    }
+
+    /// Cumulative counters.
+    pub fn stats(&self) -> CacheStats {
+        let mut st = CacheStats::default();
+        for shard in self.shards.iter() {
+            let s = shard.read();
+            st.hits += s.hits.load(std::sync::atomic::Ordering::Relaxed);
+            st.misses += s.misses.load(std::sync::atomic::Ordering::Relaxed);
+            st.inserts += s.counters.inserts;
+            st.evictions += s.counters.evictions;
+            st.expired += s.counters.expired;
+            st.rejected += s.counters.rejected;
+        }
+        st
+    }
+}

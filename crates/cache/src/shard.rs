@@ -1,0 +1,621 @@
+//! One shard: storage, the eviction policy and expiry, behind one lock.
+//!
+//! The policy is W-TinyLFU with an adaptive window, after Caffeine:
+//!
+//! - New entries enter a small **window** (recency). When it overflows,
+//!   its victim becomes a *candidate* for the **main** space.
+//! - Main is a segmented LRU: **probation** and **protected**. An entry hit
+//!   while on probation is promoted to protected; protected overflow is
+//!   demoted back to probation.
+//! - **Admission**: when main is full the candidate must beat main's victim
+//!   in the TinyLFU frequency sketch, or it is the one evicted. One-hit
+//!   wonders and scans therefore never push out the popular set.
+//! - **Adaptation** (ARC's ghost feedback, applied to the window): two small
+//!   ghost lists remember the hashes of keys the window and main recently
+//!   let go. A miss on a window ghost means recency would have kept the key:
+//!   the window grows. A miss on a main ghost means frequency would have:
+//!   the window shrinks. Recency-heavy traffic drifts toward LRU,
+//!   frequency-heavy traffic toward LFU, within a few hundred misses.
+//!   Caffeine's hill climber was tried first; on the bench crate's traces
+//!   it adapted too slowly (web07 at 100 entries: 33.0% vs 38.9% hits).
+//!
+//! Every list is a CLOCK rather than an exact LRU: a hit only sets a
+//! referenced bit under the *read* lock, and the hand acts on the bit later
+//! (rotate in the window, promote on probation, rotate in protected).
+//! Reads therefore never take the write lock.
+//!
+//! Pinned entries live on a fourth list the policy never looks at.
+
+use crate::ghost::Ghost;
+use crate::sketch::Sketch;
+use crate::slab::{Queue, Slab};
+use crate::wheel::{Record, TimerWheel};
+use crate::Measure;
+use std::borrow::Borrow;
+use std::hash::Hash;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Candidates at least this popular are still admitted once in 128 tries,
+/// so an attacker cannot pin a victim by inflating its estimate (Caffeine's
+/// defence against hash flooding).
+const ADMIT_HASHDOS_THRESHOLD: u8 = 6;
+const INITIAL_WINDOW: f64 = 0.01;
+const PROTECTED_SHARE: f64 = 0.80;
+/// The sketch ages every `SKETCH_SAMPLE_FACTOR × entries` additions.
+/// Caffeine uses 10; 30 measured better on every trace in the bench crate
+/// (a longer memory separates a Zipf head from its tail), and the ghost
+/// feedback below covers workloads where old popularity misleads.
+const SKETCH_SAMPLE_FACTOR: u64 = 30;
+/// Smallest sketch, in 64-bit words (32 KiB): small caches see as many
+/// distinct keys as large ones, and a tiny sketch drowns them in collisions.
+const MIN_SKETCH_WIDTH: u64 = 4096;
+/// Each ghost remembers `entries / GHOST_DIVISOR` evictions. Measured on
+/// the bench crate's traces, ghosts of 1/16 beat 1/8, 1/4, 1/2 and 1/1: the
+/// feedback should react to keys evicted *very* recently.
+const GHOST_DIVISOR: u64 = 16;
+
+/// What an insertion did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Insertion {
+    /// The entry is in the cache.
+    Stored,
+    /// The entry is not in the cache: heavier than the shard, or no room
+    /// left because everything else is pinned. Any older value is gone.
+    Rejected,
+    /// `insert_if_absent` found the key present; nothing changed.
+    Present,
+}
+
+#[derive(Default, Clone, Copy)]
+pub(crate) struct Counters {
+    pub(crate) inserts: u64,
+    pub(crate) evictions: u64,
+    pub(crate) expired: u64,
+    pub(crate) rejected: u64,
+}
+
+pub(crate) struct Shard<K, V> {
+    slab: Slab<K, V>,
+    sketch: Sketch,
+    wheel: TimerWheel,
+    capacity: u64,
+    /// Total weight held, pinned entries included; never above `capacity`.
+    weight: u64,
+    window_max: u64,
+    protected_max: u64,
+    /// Keys the window let go (recency would have kept them).
+    recent_ghost: Ghost,
+    /// Keys main let go (frequency would have kept them).
+    frequent_ghost: Ghost,
+    pub(crate) hits: AtomicU64,
+    pub(crate) misses: AtomicU64,
+    pub(crate) counters: Counters,
+    /// `hits + inserts` when the sketch last aged.
+    sketch_epoch: u64,
+    /// Additions between two agings of the sketch.
+    sketch_sample: u64,
+    timed: usize,
+    rng: u64,
+}
+
+impl<K: Hash + Eq, V> Shard<K, V> {
+    pub(crate) fn new(capacity: u64, expected_entries: u64, seed: u64) -> Self {
+        let window_max = ((capacity as f64 * INITIAL_WINDOW) as u64)
+            .max(1)
+            .min(capacity);
+        let main = capacity - window_max;
+        Shard {
+            slab: Slab::with_capacity(expected_entries.min(1 << 20) as usize),
+            sketch: Sketch::new(expected_entries.max(MIN_SKETCH_WIDTH)),
+            wheel: TimerWheel::new(),
+            capacity,
+            weight: 0,
+            window_max,
+            protected_max: (main as f64 * PROTECTED_SHARE) as u64,
+            recent_ghost: Ghost::new((expected_entries / GHOST_DIVISOR) as usize),
+            frequent_ghost: Ghost::new((expected_entries / GHOST_DIVISOR) as usize),
+            sketch_sample: SKETCH_SAMPLE_FACTOR * expected_entries.max(1),
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+            counters: Counters::default(),
+            sketch_epoch: 0,
+            timed: 0,
+            rng: seed | 1,
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.slab.len()
+    }
+
+    pub(crate) fn weight(&self) -> u64 {
+        self.weight
+    }
+
+    pub(crate) fn pinned_weight(&self) -> u64 {
+        self.slab.weight_of(Queue::Pinned)
+    }
+
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.slab.heap_bytes()
+            + self.sketch.width() as usize * 8
+            + self.recent_ghost.heap_bytes()
+            + self.frequent_ghost.heap_bytes()
+    }
+
+    /// Read path, under the read lock: find, check expiry, record the access.
+    #[inline]
+    pub(crate) fn get<Q, M>(&self, hash: u32, key: &Q, now: u64, m: &M) -> Option<&V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+        M: Measure<K, V>,
+    {
+        let found = self.slab.find(hash, key).map(|i| self.slab.slot(i));
+        match found {
+            Some(slot) if !m.expires_at(&slot.value).is_some_and(|at| at <= now) => {
+                slot.touch();
+                self.sketch.increment(hash);
+                self.hits.fetch_add(1, Ordering::Relaxed);
+                Some(&slot.value)
+            }
+            _ => {
+                self.misses.fetch_add(1, Ordering::Relaxed);
+                None
+            }
+        }
+    }
+
+    /// Lookup without touching policy or counters.
+    pub(crate) fn peek<Q>(&self, hash: u32, key: &Q) -> Option<&V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.slab.find(hash, key).map(|i| &self.slab.slot(i).value)
+    }
+
+    pub(crate) fn is_pinned<Q>(&self, hash: u32, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.slab
+            .find(hash, key)
+            .is_some_and(|i| self.slab.slot(i).queue() == Queue::Pinned)
+    }
+
+    pub(crate) fn insert<M: Measure<K, V>>(
+        &mut self,
+        key: K,
+        value: V,
+        hash: u32,
+        pinned: bool,
+        if_absent: bool,
+        m: &M,
+    ) -> Insertion {
+        self.maintain();
+        let w = m.weight(&key, &value);
+        let expires = m.expires_at(&value);
+        if let Some(i) = self.slab.find(hash, &key) {
+            if if_absent {
+                return Insertion::Present;
+            }
+            self.counters.inserts += 1;
+            self.sketch.increment(hash);
+            return self.overwrite(i, value, w, expires, pinned, m);
+        }
+        self.counters.inserts += 1;
+        self.sketch.increment(hash);
+        self.ghost_feedback(hash, w);
+        if w > self.capacity {
+            self.counters.rejected += 1;
+            return Insertion::Rejected;
+        }
+        let Ok(hole) = self.make_room(w, if pinned { 0 } else { w }, None, m) else {
+            self.counters.rejected += 1;
+            return Insertion::Rejected;
+        };
+        let q = if pinned { Queue::Pinned } else { Queue::Window };
+        let i = match hole {
+            Some(h) => {
+                drop(self.slab.replace(h, key, value, hash));
+                self.slab.link_tail(h, q, w);
+                h
+            }
+            None => self.slab.push(key, value, hash, q, w),
+        };
+        self.weight += w;
+        if let Some(at) = expires {
+            self.timed += 1;
+            self.wheel.schedule(i, at);
+        }
+        Insertion::Stored
+    }
+
+    fn overwrite<M: Measure<K, V>>(
+        &mut self,
+        i: u32,
+        value: V,
+        w: u64,
+        expires: Option<u64>,
+        pinned: bool,
+        m: &M,
+    ) -> Insertion {
+        if w > self.capacity {
+            self.remove_at(i, m);
+            self.counters.rejected += 1;
+            return Insertion::Rejected;
+        }
+        let slot = self.slab.slot_mut(i);
+        let old_w = m.weight(&slot.key, &slot.value);
+        let old_expires = m.expires_at(&slot.value);
+        slot.value = value;
+        slot.touch();
+        let q = slot.queue();
+        if old_expires.is_some() {
+            self.timed -= 1;
+        }
+        if let Some(at) = expires {
+            self.timed += 1;
+            if old_expires != expires {
+                self.wheel.schedule(i, at);
+            }
+        }
+        self.weight = self.weight - old_w + w;
+        self.slab.reweigh(q, old_w, w);
+        match (q == Queue::Pinned, pinned) {
+            (true, false) => self.slab.move_to_tail(i, Queue::Window, w),
+            (false, true) => self.slab.move_to_tail(i, Queue::Pinned, w),
+            _ => {}
+        }
+        match self.make_room(0, 0, Some(i), m) {
+            Ok(_) => Insertion::Stored,
+            Err(()) => {
+                self.counters.rejected += 1;
+                Insertion::Rejected
+            }
+        }
+    }
+
+    /// Evicts until `need` more weight fits. With `keep = Some(i)` the slot
+    /// `i` is an entry already counted in `weight`: it may be evicted like
+    /// any other (then `Err` is returned, and if it is pinned and nothing
+    /// else can go it is removed). Without `keep`, the last victim's slot is
+    /// left unlinked and returned as a hole for the caller to reuse.
+    fn make_room<M: Measure<K, V>>(
+        &mut self,
+        need: u64,
+        window_need: u64,
+        mut keep: Option<u32>,
+        m: &M,
+    ) -> Result<Option<u32>, ()> {
+        let want_hole = keep.is_none();
+        let mut hole: Option<u32> = None;
+        let mut lost = false;
+        while self.weight + need > self.capacity {
+            let victim = match self.window_overflow(window_need) {
+                Some(c) => {
+                    let wc = self.w(c, m);
+                    let main = self.slab.weight_of(Queue::Probation)
+                        + self.slab.weight_of(Queue::Protected);
+                    if main + wc <= self.capacity - self.window_max {
+                        self.slab.move_to_tail(c, Queue::Probation, wc);
+                        continue;
+                    }
+                    match self.main_victim(m) {
+                        Some(v) if self.admit(c, v) => {
+                            self.slab.move_to_tail(c, Queue::Probation, wc);
+                            v
+                        }
+                        _ => c,
+                    }
+                }
+                None => match self.main_victim(m).or_else(|| self.window_victim()) {
+                    Some(v) => v,
+                    None => {
+                        // Only pinned entries are left.
+                        if let Some(h) = hole {
+                            let mut none = None;
+                            self.take_out(h, &mut keep, &mut none, m);
+                        }
+                        if let Some(k) = keep {
+                            self.remove_at(k, m);
+                        }
+                        return Err(());
+                    }
+                },
+            };
+            let wv = self.w(victim, m);
+            let vh = self.slab.slot(victim).hash;
+            if self.slab.slot(victim).queue() == Queue::Window {
+                self.recent_ghost.push(vh);
+            } else {
+                self.frequent_ghost.push(vh);
+            }
+            self.slab.unlink(victim, wv);
+            self.weight -= wv;
+            self.counters.evictions += 1;
+            if m.expires_at(&self.slab.slot(victim).value).is_some() {
+                self.timed -= 1;
+            }
+            if keep == Some(victim) {
+                // The entry being written lost to the policy: report it.
+                self.take_out(victim, &mut keep, &mut hole, m);
+                keep = None;
+                lost = true;
+            } else if want_hole && hole.is_none() {
+                hole = Some(victim);
+            } else {
+                self.take_out(victim, &mut keep, &mut hole, m);
+            }
+        }
+        if lost {
+            return Err(());
+        }
+        Ok(hole)
+    }
+
+    /// Removes an unlinked slot from the slab, fixing up tracked indices
+    /// (the slab moves its last slot into the gap).
+    fn take_out<M: Measure<K, V>>(
+        &mut self,
+        i: u32,
+        keep: &mut Option<u32>,
+        hole: &mut Option<u32>,
+        m: &M,
+    ) {
+        let last = self.slab.len() as u32 - 1;
+        drop(self.slab_remove(i, m));
+        for idx in [keep, hole] {
+            if *idx == Some(last) {
+                *idx = Some(i);
+            }
+        }
+    }
+
+    #[inline]
+    fn w<M: Measure<K, V>>(&self, i: u32, m: &M) -> u64 {
+        let s = self.slab.slot(i);
+        m.weight(&s.key, &s.value)
+    }
+
+    /// The window's CLOCK victim if the window (with `incoming` weight about
+    /// to enter it) is over its share.
+    fn window_overflow(&mut self, incoming: u64) -> Option<u32> {
+        if self.slab.weight_of(Queue::Window) + incoming <= self.window_max {
+            return None;
+        }
+        self.window_victim()
+    }
+
+    /// CLOCK over the window: referenced entries get a second lap.
+    fn window_victim(&mut self) -> Option<u32> {
+        loop {
+            let h = self.slab.head(Queue::Window)?;
+            if !self.slab.slot_mut(h).take_referenced() {
+                return Some(h);
+            }
+            self.rotate(h, Queue::Window);
+        }
+    }
+
+    /// Main's victim: the probation hand promotes referenced entries to
+    /// protected and stops at the first unreferenced one.
+    fn main_victim<M: Measure<K, V>>(&mut self, m: &M) -> Option<u32> {
+        loop {
+            let Some(h) = self.slab.head(Queue::Probation) else {
+                let p = self.slab.head(Queue::Protected)?;
+                let wp = self.w(p, m);
+                self.slab.slot_mut(p).take_referenced();
+                self.slab.move_to_tail(p, Queue::Probation, wp);
+                continue;
+            };
+            if !self.slab.slot_mut(h).take_referenced() {
+                return Some(h);
+            }
+            let wh = self.w(h, m);
+            self.slab.move_to_tail(h, Queue::Protected, wh);
+            self.demote_protected_overflow(m);
+        }
+    }
+
+    fn demote_protected_overflow<M: Measure<K, V>>(&mut self, m: &M) {
+        while self.slab.weight_of(Queue::Protected) > self.protected_max {
+            let Some(p) = self.slab.head(Queue::Protected) else {
+                return;
+            };
+            if self.slab.slot_mut(p).take_referenced() {
+                self.rotate(p, Queue::Protected);
+                continue;
+            }
+            let wp = self.w(p, m);
+            self.slab.move_to_tail(p, Queue::Probation, wp);
+        }
+    }
+
+    /// Advances a CLOCK hand past `h` (the list's head).
+    fn rotate(&mut self, h: u32, q: Queue) {
+        debug_assert_eq!(self.slab.head(q), Some(h));
+        // Moving the head to the tail of a circular list is moving the head.
+        self.slab.rotate_head(q);
+    }
+
+    fn admit(&mut self, candidate: u32, victim: u32) -> bool {
+        let cf = self.sketch.frequency(self.slab.slot(candidate).hash);
+        let vf = self.sketch.frequency(self.slab.slot(victim).hash);
+
+        if cf > vf {
+            return true;
+        }
+        if cf >= ADMIT_HASHDOS_THRESHOLD {
+            self.rng ^= self.rng << 13;
+            self.rng ^= self.rng >> 7;
+            self.rng ^= self.rng << 17;
+            return self.rng & 127 == 0;
+        }
+        false
+    }
+
+    /// Write-path housekeeping: age the sketch once per sample period.
+    fn maintain(&mut self) {
+        let hits = self.hits.load(Ordering::Relaxed);
+        let additions = hits + self.counters.inserts;
+        let sample = self.sketch_sample;
+        if additions - self.sketch_epoch >= sample {
+            self.sketch.age();
+            // Caffeine keeps half the sample's weight after halving.
+            self.sketch_epoch = additions - sample / 2;
+        }
+    }
+
+    /// ARC's rule applied to the window: a miss on a key the window let go
+    /// grows it, a miss on a key main let go shrinks it, by a step scaled
+    /// by the ratio of the two ghost lists.
+    fn ghost_feedback(&mut self, hash: u32, w: u64) {
+        let (r, f) = (
+            self.recent_ghost.len().max(1) as u64,
+            self.frequent_ghost.len().max(1) as u64,
+        );
+        if self.recent_ghost.take(hash) {
+            let step = w * (f / r).max(1);
+            self.resize_window(step as i64);
+        } else if self.frequent_ghost.take(hash) {
+            let step = w * (r / f).max(1);
+            self.resize_window(-(step as i64));
+        }
+    }
+
+    fn resize_window(&mut self, delta: i64) {
+        if delta > 0 {
+            let quota = (delta as u64).min(self.protected_max);
+            self.protected_max -= quota;
+            self.window_max += quota;
+        } else if delta < 0 {
+            let quota = delta.unsigned_abs().min(self.window_max.saturating_sub(1));
+            self.protected_max += quota;
+            self.window_max -= quota;
+        }
+    }
+
+    /// Removes the key; returns its value.
+    pub(crate) fn remove<Q, M>(&mut self, hash: u32, key: &Q, m: &M) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+        M: Measure<K, V>,
+    {
+        let i = self.slab.find(hash, key)?;
+        Some(self.remove_at(i, m).1)
+    }
+
+    fn remove_at<M: Measure<K, V>>(&mut self, i: u32, m: &M) -> (K, V) {
+        let w = self.w(i, m);
+        self.slab.unlink(i, w);
+        self.weight -= w;
+        if m.expires_at(&self.slab.slot(i).value).is_some() {
+            self.timed -= 1;
+        }
+        self.slab_remove(i, m)
+    }
+
+    /// Removes unlinked slot `i`. The slab moves its last slot into the gap;
+    /// if that entry has an expiry its wheel record must follow it.
+    fn slab_remove<M: Measure<K, V>>(&mut self, i: u32, m: &M) -> (K, V) {
+        let removed = self.slab.remove(i);
+        if (i as usize) < self.slab.len() {
+            if let Some(at) = m.expires_at(&self.slab.slot(i).value) {
+                self.wheel.schedule(i, at);
+            }
+        }
+        removed
+    }
+
+    /// Unpins the key if `pred` approves of its value; true if unpinned.
+    pub(crate) fn unpin_if<Q, M>(
+        &mut self,
+        hash: u32,
+        key: &Q,
+        pred: impl FnOnce(&V) -> bool,
+        m: &M,
+    ) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+        M: Measure<K, V>,
+    {
+        let Some(i) = self.slab.find(hash, key) else {
+            return false;
+        };
+        if self.slab.slot(i).queue() != Queue::Pinned || !pred(&self.slab.slot(i).value) {
+            return false;
+        }
+        let w = self.w(i, m);
+        // Back into the policy as a recent entry of main: it was written
+        // recently, and the window is for newcomers.
+        self.slab.move_to_tail(i, Queue::Probation, w);
+        true
+    }
+
+    /// Removes entries whose expiry has passed, at most `limit`.
+    pub(crate) fn expire_due<M: Measure<K, V>>(&mut self, now: u64, limit: usize, m: &M) -> usize {
+        let mut due: Vec<Record> = Vec::new();
+        let mut removed = 0;
+        while removed < limit {
+            due.clear();
+            self.wheel.advance(now, limit - removed, &mut due);
+            if due.is_empty() {
+                break;
+            }
+            // Highest slot first: removals move the last slot down, which
+            // must not invalidate a record still to be checked.
+            due.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+            for &(i, at) in &due {
+                if (i as usize) < self.slab.len()
+                    && m.expires_at(&self.slab.slot(i).value) == Some(at)
+                    && at <= now
+                {
+                    self.remove_at(i, m);
+                    self.counters.expired += 1;
+                    removed += 1;
+                }
+            }
+        }
+        if self.wheel.len() > 2 * self.timed + 1024 {
+            self.rebuild_wheel(m);
+        }
+        removed
+    }
+
+    fn rebuild_wheel<M: Measure<K, V>>(&mut self, m: &M) {
+        self.wheel.clear();
+        let timed: Vec<(u32, u64)> = self
+            .slab
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| m.expires_at(&s.value).map(|at| (i as u32, at)))
+            .collect();
+        for (i, at) in timed {
+            self.wheel.schedule(i, at);
+        }
+    }
+
+    pub(crate) fn clear(&mut self) {
+        let (cap, hits, misses, counters) = (
+            self.capacity,
+            *self.hits.get_mut(),
+            *self.misses.get_mut(),
+            self.counters,
+        );
+        *self = Shard::new(cap, self.sketch_sample / SKETCH_SAMPLE_FACTOR, self.rng);
+        *self.hits.get_mut() = hits;
+        *self.misses.get_mut() = misses;
+        self.counters = counters;
+    }
+
+    pub(crate) fn for_each(&self, mut f: impl FnMut(&K, &V)) {
+        for s in self.slab.iter() {
+            f(&s.key, &s.value);
+        }
+    }
+}

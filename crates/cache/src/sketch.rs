@@ -1,0 +1,134 @@
+//! TinyLFU's frequency sketch: a count-min sketch of 4-bit counters that
+//! halves itself periodically, so it estimates *recent* popularity.
+//!
+//! Layout follows Caffeine's `FrequencySketch`: the four counters of a key
+//! live in one 64-byte block (eight `u64` words), so an increment or an
+//! estimate touches one cache line.
+//!
+//! Readers increment under the shard's *read* lock, so the words are
+//! atomics updated with relaxed load/store rather than read-modify-write:
+//! two threads racing on the same word can lose an increment. That is the
+//! point of a sketch — an estimate — and it keeps the hit path free of
+//! locked instructions.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+const RESET_MASK: u64 = 0x7777_7777_7777_7777;
+#[cfg(test)]
+const ONE_MASK: u64 = 0x1111_1111_1111_1111;
+
+pub(crate) struct Sketch {
+    table: Box<[AtomicU64]>,
+    block_mask: u32,
+}
+
+#[inline]
+fn rehash(x: u32) -> u32 {
+    let x = x.wrapping_mul(0x3184_8bab);
+    x ^ (x >> 14)
+}
+
+impl Sketch {
+    /// A sketch sized for about `entries` distinct hot keys.
+    pub(crate) fn new(entries: u64) -> Sketch {
+        let words = entries.clamp(8, 1 << 26).next_power_of_two() as usize;
+        Sketch {
+            table: (0..words).map(|_| AtomicU64::new(0)).collect(),
+            block_mask: ((words >> 3) - 1) as u32,
+        }
+    }
+
+    /// Number of entries the sketch was sized for.
+    pub(crate) fn width(&self) -> u64 {
+        self.table.len() as u64
+    }
+
+    #[inline]
+    fn positions(&self, hash: u32) -> [(usize, u32); 4] {
+        let block = ((hash & self.block_mask) << 3) as usize;
+        let counter_hash = rehash(hash);
+        let mut out = [(0, 0); 4];
+        for (i, slot) in out.iter_mut().enumerate() {
+            let h = counter_hash >> (i << 3);
+            let nibble = (h >> 1) & 15;
+            let word = block + (h & 1) as usize + (i << 1);
+            *slot = (word, nibble << 2);
+        }
+        out
+    }
+
+    /// Counts one access of the key with this hash.
+    #[inline]
+    pub(crate) fn increment(&self, hash: u32) {
+        for (word, shift) in self.positions(hash) {
+            let cell = &self.table[word];
+            let v = cell.load(Ordering::Relaxed);
+            if (v >> shift) & 0xF != 0xF {
+                cell.store(v + (1 << shift), Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Estimated recent accesses of the key with this hash (0..=15).
+    #[inline]
+    pub(crate) fn frequency(&self, hash: u32) -> u8 {
+        let mut min = 15;
+        for (word, shift) in self.positions(hash) {
+            let c = (self.table[word].load(Ordering::Relaxed) >> shift) & 0xF;
+            min = min.min(c);
+        }
+        min as u8
+    }
+
+    /// Halves every counter: old popularity fades.
+    pub(crate) fn age(&mut self) {
+        for cell in self.table.iter_mut() {
+            let v = cell.get_mut();
+            *v = (*v >> 1) & RESET_MASK;
+        }
+    }
+
+    /// Sum of counters with an odd value before halving, for tests.
+    #[cfg(test)]
+    fn odd_counters(&self) -> u32 {
+        self.table
+            .iter()
+            .map(|c| (c.load(Ordering::Relaxed) & ONE_MASK).count_ones())
+            .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_saturate_and_age() {
+        let mut s = Sketch::new(64);
+        for _ in 0..20 {
+            s.increment(0xdead_beef);
+        }
+        assert_eq!(s.frequency(0xdead_beef), 15);
+        s.increment(42);
+        s.increment(42);
+        s.increment(42);
+        assert_eq!(s.frequency(42), 3);
+        assert!(s.odd_counters() > 0);
+        s.age();
+        assert_eq!(s.frequency(0xdead_beef), 7);
+        assert_eq!(s.frequency(42), 1);
+        assert_eq!(s.frequency(7), 0);
+    }
+
+    #[test]
+    fn distinct_keys_mostly_do_not_collide() {
+        let s = Sketch::new(1024);
+        for k in 0..512u32 {
+            s.increment(k.wrapping_mul(0x9E37_79B9));
+        }
+        let exact = (0..512u32)
+            .filter(|k| s.frequency(k.wrapping_mul(0x9E37_79B9)) == 1)
+            .count();
+        assert!(exact > 450, "{exact} of 512 keys estimated exactly");
+    }
+}

@@ -1,0 +1,362 @@
+//! Entry storage for one shard: a dense slab of slots, a hash table of slot
+//! indices, and four intrusive circular lists threaded through the slots.
+//!
+//! Why hand-written rather than a `HashMap<K, Node>` plus a linked-list
+//! crate: per-entry overhead. A slot is the key, the value, a 32-bit hash,
+//! two 32-bit links and one byte of state; the table holds a `u32` per
+//! bucket. That keeps the fixed cost per entry near 24 bytes for small keys
+//! (see `benches/memory.rs` in the bench crate), where a map of boxed nodes
+//! costs several times more.
+//!
+//! The slab stays dense: removing slot `i` moves the last slot into `i` and
+//! repoints its table entry and list neighbours, so there is no free list
+//! and no `Option` around keys and values.
+
+use hashbrown::HashTable;
+use std::borrow::Borrow;
+use std::hash::Hash;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+pub(crate) const NIL: u32 = u32::MAX;
+
+const REFERENCED: u8 = 1;
+const QUEUE_SHIFT: u8 = 1;
+const QUEUE_MASK: u8 = 0b110;
+
+/// The list a slot is on. Window, probation and protected are the three
+/// segments of W-TinyLFU; pinned entries sit apart where eviction never
+/// looks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Queue {
+    Window = 0,
+    Probation = 1,
+    Protected = 2,
+    Pinned = 3,
+}
+
+impl Queue {
+    fn from_bits(b: u8) -> Queue {
+        match (b & QUEUE_MASK) >> QUEUE_SHIFT {
+            0 => Queue::Window,
+            1 => Queue::Probation,
+            2 => Queue::Protected,
+            _ => Queue::Pinned,
+        }
+    }
+}
+
+pub(crate) struct Slot<K, V> {
+    pub(crate) key: K,
+    pub(crate) value: V,
+    /// Low 32 bits of the key's hash: the table, the sketch and the timer
+    /// wheel all work from it, so a key is hashed once per operation.
+    pub(crate) hash: u32,
+    prev: u32,
+    next: u32,
+    /// Referenced bit (set by readers under the shard's read lock) and the
+    /// queue id (changed only under the write lock).
+    meta: AtomicU8,
+}
+
+impl<K, V> Slot<K, V> {
+    pub(crate) fn queue(&self) -> Queue {
+        Queue::from_bits(self.meta.load(Ordering::Relaxed))
+    }
+
+    /// Marks the slot recently used. Called under a read lock: an atomic
+    /// or, skipped when the bit is already set to keep the line clean.
+    #[inline]
+    pub(crate) fn touch(&self) {
+        if self.meta.load(Ordering::Relaxed) & REFERENCED == 0 {
+            self.meta.fetch_or(REFERENCED, Ordering::Relaxed);
+        }
+    }
+
+    /// Clears the referenced bit, returning whether it was set.
+    pub(crate) fn take_referenced(&mut self) -> bool {
+        let m = self.meta.get_mut();
+        let was = *m & REFERENCED != 0;
+        *m &= !REFERENCED;
+        was
+    }
+
+    fn set_queue(&mut self, q: Queue) {
+        let m = self.meta.get_mut();
+        *m = (*m & !QUEUE_MASK) | ((q as u8) << QUEUE_SHIFT);
+    }
+}
+
+/// Spreads a 32-bit hash over 64 bits: hashbrown takes bucket bits from the
+/// bottom and its 7-bit tag from the top.
+#[inline]
+fn table_hash(h: u32) -> u64 {
+    (h as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+pub(crate) struct Slab<K, V> {
+    table: HashTable<u32>,
+    slots: Vec<Slot<K, V>>,
+    heads: [u32; 4],
+    weights: [u64; 4],
+}
+
+impl<K: Hash + Eq, V> Slab<K, V> {
+    pub(crate) fn with_capacity(n: usize) -> Self {
+        Slab {
+            table: HashTable::with_capacity(n),
+            slots: Vec::with_capacity(n),
+            heads: [NIL; 4],
+            weights: [0; 4],
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    pub(crate) fn find<Q>(&self, hash: u32, key: &Q) -> Option<u32>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let slots = &self.slots;
+        self.table
+            .find(table_hash(hash), |&i| {
+                let s = &slots[i as usize];
+                s.hash == hash && s.key.borrow() == key
+            })
+            .copied()
+    }
+
+    #[inline]
+    pub(crate) fn slot(&self, i: u32) -> &Slot<K, V> {
+        &self.slots[i as usize]
+    }
+
+    #[inline]
+    pub(crate) fn slot_mut(&mut self, i: u32) -> &mut Slot<K, V> {
+        &mut self.slots[i as usize]
+    }
+
+    pub(crate) fn head(&self, q: Queue) -> Option<u32> {
+        let h = self.heads[q as usize];
+        (h != NIL).then_some(h)
+    }
+
+    pub(crate) fn weight_of(&self, q: Queue) -> u64 {
+        self.weights[q as usize]
+    }
+
+    /// Adds a new slot at the tail of `q`. The key must not be present.
+    pub(crate) fn push(&mut self, key: K, value: V, hash: u32, q: Queue, weight: u64) -> u32 {
+        let i = u32::try_from(self.slots.len()).expect("shard holds fewer than 2^32 entries");
+        assert!(i != NIL, "shard holds fewer than 2^32 - 1 entries");
+        self.slots.push(Slot {
+            key,
+            value,
+            hash,
+            prev: NIL,
+            next: NIL,
+            meta: AtomicU8::new(0),
+        });
+        let slots = &self.slots;
+        self.table
+            .insert_unique(table_hash(hash), i, |&j| table_hash(slots[j as usize].hash));
+        self.link_tail(i, q, weight);
+        i
+    }
+
+    /// Reuses slot `i` (already unlinked) for a different key: the eviction
+    /// fast path, one table removal and one insertion, no slab movement.
+    pub(crate) fn replace(&mut self, i: u32, key: K, value: V, hash: u32) -> (K, V) {
+        self.table_remove(i);
+        let s = &mut self.slots[i as usize];
+        let old_key = std::mem::replace(&mut s.key, key);
+        let old_value = std::mem::replace(&mut s.value, value);
+        s.hash = hash;
+        *s.meta.get_mut() &= QUEUE_MASK;
+        let slots = &self.slots;
+        self.table
+            .insert_unique(table_hash(hash), i, |&j| table_hash(slots[j as usize].hash));
+        (old_key, old_value)
+    }
+
+    /// Removes slot `i` (already unlinked) and returns its key and value.
+    pub(crate) fn remove(&mut self, i: u32) -> (K, V) {
+        self.table_remove(i);
+        let last = self.slots.len() as u32 - 1;
+        let removed = self.slots.swap_remove(i as usize);
+        if i != last {
+            self.repoint(last, i);
+        }
+        (removed.key, removed.value)
+    }
+
+    fn table_remove(&mut self, i: u32) {
+        let hash = self.slots[i as usize].hash;
+        match self.table.find_entry(table_hash(hash), |&j| j == i) {
+            Ok(entry) => {
+                entry.remove();
+            }
+            Err(_) => unreachable!("every slot has a table entry"),
+        }
+    }
+
+    /// The slot formerly at `from` now lives at `to`: fix its table entry,
+    /// its list neighbours and the list head.
+    fn repoint(&mut self, from: u32, to: u32) {
+        let hash = self.slots[to as usize].hash;
+        *self
+            .table
+            .find_mut(table_hash(hash), |&j| j == from)
+            .expect("moved slot has a table entry") = to;
+        let (prev, next, q) = {
+            let s = &self.slots[to as usize];
+            (s.prev, s.next, s.queue())
+        };
+        if prev == NIL {
+            return; // not on a list (being moved between lists)
+        }
+        if prev == from {
+            // Alone on its list: it links to itself.
+            let s = &mut self.slots[to as usize];
+            s.prev = to;
+            s.next = to;
+        } else {
+            self.slots[prev as usize].next = to;
+            self.slots[next as usize].prev = to;
+        }
+        if self.heads[q as usize] == from {
+            self.heads[q as usize] = to;
+        }
+    }
+
+    /// Appends `i` (not on any list) at the tail of `q`.
+    pub(crate) fn link_tail(&mut self, i: u32, q: Queue, weight: u64) {
+        let head = self.heads[q as usize];
+        if head == NIL {
+            let s = &mut self.slots[i as usize];
+            s.prev = i;
+            s.next = i;
+            self.heads[q as usize] = i;
+        } else {
+            let tail = self.slots[head as usize].prev;
+            self.slots[tail as usize].next = i;
+            self.slots[head as usize].prev = i;
+            let s = &mut self.slots[i as usize];
+            s.prev = tail;
+            s.next = head;
+        }
+        self.slots[i as usize].set_queue(q);
+        self.weights[q as usize] += weight;
+    }
+
+    /// Takes `i` off its list.
+    pub(crate) fn unlink(&mut self, i: u32, weight: u64) -> Queue {
+        let (prev, next, q) = {
+            let s = &self.slots[i as usize];
+            (s.prev, s.next, s.queue())
+        };
+        debug_assert!(prev != NIL, "unlink of a slot on no list");
+        if next == i {
+            self.heads[q as usize] = NIL;
+        } else {
+            self.slots[prev as usize].next = next;
+            self.slots[next as usize].prev = prev;
+            if self.heads[q as usize] == i {
+                self.heads[q as usize] = next;
+            }
+        }
+        let s = &mut self.slots[i as usize];
+        s.prev = NIL;
+        s.next = NIL;
+        self.weights[q as usize] -= weight;
+        q
+    }
+
+    /// Moves `i` to the tail of `q` (which may be its own list).
+    pub(crate) fn move_to_tail(&mut self, i: u32, q: Queue, weight: u64) {
+        self.unlink(i, weight);
+        self.link_tail(i, q, weight);
+    }
+
+    /// Advances `q`'s head by one: the old head becomes the tail.
+    pub(crate) fn rotate_head(&mut self, q: Queue) {
+        let h = self.heads[q as usize];
+        if h != NIL {
+            self.heads[q as usize] = self.slots[h as usize].next;
+        }
+    }
+
+    /// Adjusts the weight recorded for `q` after an in-place value change.
+    pub(crate) fn reweigh(&mut self, q: Queue, old: u64, new: u64) {
+        self.weights[q as usize] = self.weights[q as usize] - old + new;
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Slot<K, V>> {
+        self.slots.iter()
+    }
+
+    /// Heap bytes held by the slab and table (for memory accounting).
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.slots.capacity() * std::mem::size_of::<Slot<K, V>>() + self.table.allocation_size()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn list(s: &Slab<u64, ()>, q: Queue) -> Vec<u64> {
+        let mut out = vec![];
+        if let Some(h) = s.head(q) {
+            let mut i = h;
+            loop {
+                out.push(s.slot(i).key);
+                i = s.slot(i).next;
+                if i == h {
+                    break;
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn lists_survive_swap_remove() {
+        let mut s = Slab::with_capacity(4);
+        for k in 0..6u64 {
+            let q = if k % 2 == 0 {
+                Queue::Window
+            } else {
+                Queue::Probation
+            };
+            s.push(k, (), k as u32 * 7919, q, 1);
+        }
+        assert_eq!(list(&s, Queue::Window), vec![0, 2, 4]);
+        let i = s.find(0, &0).unwrap();
+        s.unlink(i, 1);
+        s.remove(i); // slot of key 5 moves into slot 0
+        assert_eq!(list(&s, Queue::Window), vec![2, 4]);
+        assert_eq!(list(&s, Queue::Probation), vec![1, 3, 5]);
+        for k in 1..6u64 {
+            assert_eq!(s.slot(s.find(k as u32 * 7919, &k).unwrap()).key, k);
+        }
+        let i = s.find(3 * 7919, &3).unwrap();
+        s.move_to_tail(i, Queue::Window, 1);
+        assert_eq!(list(&s, Queue::Window), vec![2, 4, 3]);
+        assert_eq!(s.weight_of(Queue::Window), 3);
+        assert_eq!(s.weight_of(Queue::Probation), 2);
+        // A single-element list whose slot moves keeps pointing at itself.
+        let i = s.find(3 * 7919, &3).unwrap();
+        s.move_to_tail(i, Queue::Protected, 1);
+        let last = s.len() as u32 - 1;
+        let j = s.find(2 * 7919, &2).unwrap();
+        s.unlink(j, 1);
+        s.remove(j);
+        assert_eq!(list(&s, Queue::Protected), vec![3]);
+        assert!(last != j || s.find(3 * 7919, &3).is_some());
+        assert_eq!(s.find(2 * 7919, &2), None);
+    }
+}
