@@ -569,7 +569,7 @@ impl<K: Hash + Eq, V> Shard<K, V> {
             }
             // Highest slot first: removals move the last slot down, which
             // must not invalidate a record still to be checked.
-            due.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+            due.sort_unstable_by_key(|r| std::cmp::Reverse(r.0));
             for &(i, at) in &due {
                 if (i as usize) < self.slab.len()
                     && m.expires_at(&self.slab.slot(i).value) == Some(at)

@@ -1,5 +1,7 @@
-//! The `tiercache` command line: `serve` and `check-config` (SPEC "Command line").
+//! The `tiercache` command line: `serve` and `check-config` (SPEC "Command line"),
+//! and the `bench` group (`bench trace`).
 
+mod bench;
 mod serve;
 
 use clap::{Parser, Subcommand};
@@ -26,6 +28,8 @@ enum Command {
         /// The TOML file to check.
         file: PathBuf,
     },
+    /// Benchmarks; `bench trace` replays a trace file through the in-process cache.
+    Bench(bench::BenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -33,6 +37,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Serve(args) => serve::run(args),
         Command::CheckConfig { file } => check_config(&file),
+        Command::Bench(args) => bench::run(args),
     }
 }
 
