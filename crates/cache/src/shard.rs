@@ -155,7 +155,6 @@ impl<K: Hash + Eq, V> Shard<K, V> {
         match found {
             Some(slot) if !m.expires_at(&slot.value).is_some_and(|at| at <= now) => {
                 slot.touch();
-                self.sketch.increment(hash);
                 self.hits.fetch_add(1, Ordering::Relaxed);
                 Some(&slot.value)
             }
@@ -202,7 +201,6 @@ impl<K: Hash + Eq, V> Shard<K, V> {
                 return Insertion::Present;
             }
             self.counters.inserts += 1;
-            self.sketch.increment(hash);
             return self.overwrite(i, value, w, expires, pinned, m);
         }
         self.counters.inserts += 1;
@@ -328,6 +326,8 @@ impl<K: Hash + Eq, V> Shard<K, V> {
             };
             let wv = self.w(victim, m);
             let vh = self.slab.slot(victim).hash;
+            // The sketch keeps the history of keys that are not resident.
+            self.sketch.add(vh, self.slab.slot(victim).hits());
             if self.slab.slot(victim).queue() == Queue::Window {
                 self.recent_ghost.push(vh);
             } else {
@@ -441,9 +441,16 @@ impl<K: Hash + Eq, V> Shard<K, V> {
         self.slab.rotate_head(q);
     }
 
+    /// Estimated frequency of a resident entry: its history in the sketch
+    /// plus the hits it has had since it became resident.
+    fn frequency(&self, i: u32) -> u8 {
+        let s = self.slab.slot(i);
+        (self.sketch.frequency(s.hash) + s.hits()).min(15)
+    }
+
     fn admit(&mut self, candidate: u32, victim: u32) -> bool {
-        let cf = self.sketch.frequency(self.slab.slot(candidate).hash);
-        let vf = self.sketch.frequency(self.slab.slot(victim).hash);
+        let cf = self.frequency(candidate);
+        let vf = self.frequency(victim);
 
         if cf > vf {
             return true;
@@ -464,6 +471,9 @@ impl<K: Hash + Eq, V> Shard<K, V> {
         let sample = self.sketch_sample;
         if additions - self.sketch_epoch >= sample {
             self.sketch.age();
+            for slot in self.slab.iter_mut() {
+                slot.age();
+            }
             // Caffeine keeps half the sample's weight after halving.
             self.sketch_epoch = additions - sample / 2;
         }

@@ -69,6 +69,20 @@ impl Sketch {
         }
     }
 
+    /// Counts `n` accesses at once (a resident entry's hits, on eviction).
+    pub(crate) fn add(&self, hash: u32, n: u8) {
+        if n == 0 {
+            return;
+        }
+        for (word, shift) in self.positions(hash) {
+            let cell = &self.table[word];
+            let v = cell.load(Ordering::Relaxed);
+            let c = ((v >> shift) & 0xF) as u8;
+            let to = c.saturating_add(n).min(15);
+            cell.store(v + (((to - c) as u64) << shift), Ordering::Relaxed);
+        }
+    }
+
     /// Estimated recent accesses of the key with this hash (0..=15).
     #[inline]
     pub(crate) fn frequency(&self, hash: u32) -> u8 {

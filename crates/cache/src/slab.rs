@@ -22,6 +22,10 @@ pub(crate) const NIL: u32 = u32::MAX;
 const REFERENCED: u8 = 1;
 const QUEUE_SHIFT: u8 = 1;
 const QUEUE_MASK: u8 = 0b110;
+/// Bits 3..=6: hits while resident, saturating at 15 (see `Slot::touch`).
+const COUNT_SHIFT: u8 = 3;
+const COUNT_ONE: u8 = 1 << COUNT_SHIFT;
+const COUNT_MASK: u8 = 0xF << COUNT_SHIFT;
 
 /// The list a slot is on. Window, probation and protected are the three
 /// segments of W-TinyLFU; pinned entries sit apart where eviction never
@@ -64,13 +68,35 @@ impl<K, V> Slot<K, V> {
         Queue::from_bits(self.meta.load(Ordering::Relaxed))
     }
 
-    /// Marks the slot recently used. Called under a read lock: an atomic
-    /// or, skipped when the bit is already set to keep the line clean.
+    /// Marks the slot recently used and counts the hit. Called under a read
+    /// lock, so the byte is updated with a relaxed load and store rather
+    /// than a locked instruction: readers racing on one slot can lose a
+    /// count (it is a frequency estimate), but never the queue bits, which
+    /// only change under the write lock. Counting here rather than in the
+    /// sketch keeps the hit path on the cache line the lookup already read.
     #[inline]
     pub(crate) fn touch(&self) {
-        if self.meta.load(Ordering::Relaxed) & REFERENCED == 0 {
-            self.meta.fetch_or(REFERENCED, Ordering::Relaxed);
+        let m = self.meta.load(Ordering::Relaxed);
+        let mut new = m | REFERENCED;
+        if m & COUNT_MASK != COUNT_MASK {
+            new += COUNT_ONE;
         }
+        if new != m {
+            self.meta.store(new, Ordering::Relaxed);
+        }
+    }
+
+    /// Hits counted while resident (0..=15).
+    #[inline]
+    pub(crate) fn hits(&self) -> u8 {
+        (self.meta.load(Ordering::Relaxed) & COUNT_MASK) >> COUNT_SHIFT
+    }
+
+    /// Halves the hit count, as the sketch ages.
+    pub(crate) fn age(&mut self) {
+        let m = self.meta.get_mut();
+        let c = (*m & COUNT_MASK) >> COUNT_SHIFT;
+        *m = (*m & !COUNT_MASK) | ((c >> 1) << COUNT_SHIFT);
     }
 
     /// Clears the referenced bit, returning whether it was set.
@@ -296,6 +322,10 @@ impl<K: Hash + Eq, V> Slab<K, V> {
 
     pub(crate) fn iter(&self) -> impl Iterator<Item = &Slot<K, V>> {
         self.slots.iter()
+    }
+
+    pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = &mut Slot<K, V>> {
+        self.slots.iter_mut()
     }
 
     /// Heap bytes held by the slab and table (for memory accounting).
