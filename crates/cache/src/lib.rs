@@ -199,7 +199,8 @@ impl<K: Hash + Eq, V, M: Measure<K, V>> Cache<K, V, M> {
         (&self.shards[shard], h as u32)
     }
 
-    /// The value for `key`, ignoring expiry, counting a hit or a miss.
+    /// The value for `key` as of time 0 (so, for clocks in Unix ms, ignoring
+    /// expiry), counting a hit or a miss.
     pub fn get<Q>(&self, key: &Q) -> Option<V>
     where
         K: Borrow<Q>,

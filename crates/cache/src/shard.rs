@@ -60,7 +60,8 @@ pub enum Insertion {
     /// The entry is in the cache.
     Stored,
     /// The entry is not in the cache: heavier than the shard, or no room
-    /// left because everything else is pinned. Any older value is gone.
+    /// left because everything else is pinned (the unpinned entries it
+    /// could evict first are gone too). Any older value is gone.
     Rejected,
     /// `insert_if_absent` found the key present; nothing changed.
     Present,
@@ -210,7 +211,7 @@ impl<K: Hash + Eq, V> Shard<K, V> {
             self.counters.rejected += 1;
             return Insertion::Rejected;
         }
-        let Ok(hole) = self.make_room(w, if pinned { 0 } else { w }, None, m) else {
+        let Ok(hole) = self.make_room(w, if pinned { 0 } else { w }, &mut None, m) else {
             self.counters.rejected += 1;
             return Insertion::Rejected;
         };
@@ -262,13 +263,26 @@ impl<K: Hash + Eq, V> Shard<K, V> {
         }
         self.weight = self.weight - old_w + w;
         self.slab.reweigh(q, old_w, w);
-        match (q == Queue::Pinned, pinned) {
-            (true, false) => self.slab.move_to_tail(i, Queue::Window, w),
-            (false, true) => self.slab.move_to_tail(i, Queue::Pinned, w),
-            _ => {}
+        // The entry being written is sheltered on the pinned list while room
+        // is made, so the policy cannot pick it: an overwrite is rejected
+        // only when nothing else can go.
+        let home = match (q == Queue::Pinned, pinned) {
+            (_, true) => Queue::Pinned,
+            (true, false) => Queue::Window,
+            (false, false) => q,
+        };
+        if q != Queue::Pinned {
+            self.slab.move_to_tail(i, Queue::Pinned, w);
         }
-        match self.make_room(0, 0, Some(i), m) {
-            Ok(_) => Insertion::Stored,
+        let mut keep = Some(i);
+        match self.make_room(0, 0, &mut keep, m) {
+            Ok(_) => {
+                let i = keep.expect("a sheltered entry is never evicted");
+                if home != Queue::Pinned {
+                    self.slab.move_to_tail(i, home, w);
+                }
+                Insertion::Stored
+            }
             Err(()) => {
                 self.counters.rejected += 1;
                 Insertion::Rejected
@@ -277,20 +291,20 @@ impl<K: Hash + Eq, V> Shard<K, V> {
     }
 
     /// Evicts until `need` more weight fits. With `keep = Some(i)` the slot
-    /// `i` is an entry already counted in `weight`: it may be evicted like
-    /// any other (then `Err` is returned, and if it is pinned and nothing
-    /// else can go it is removed). Without `keep`, the last victim's slot is
-    /// left unlinked and returned as a hole for the caller to reuse.
+    /// `i` is a pinned (or sheltered) entry already counted in `weight`; its
+    /// index is kept up to date as the slab moves slots, and if nothing but
+    /// pinned entries is left it is removed and `Err` returned. Without
+    /// `keep`, the last victim's slot is left unlinked and returned as a hole
+    /// for the caller to reuse.
     fn make_room<M: Measure<K, V>>(
         &mut self,
         need: u64,
         window_need: u64,
-        mut keep: Option<u32>,
+        keep: &mut Option<u32>,
         m: &M,
     ) -> Result<Option<u32>, ()> {
         let want_hole = keep.is_none();
         let mut hole: Option<u32> = None;
-        let mut lost = false;
         while self.weight + need > self.capacity {
             let victim = match self.window_overflow(window_need) {
                 Some(c) => {
@@ -315,9 +329,9 @@ impl<K: Hash + Eq, V> Shard<K, V> {
                         // Only pinned entries are left.
                         if let Some(h) = hole {
                             let mut none = None;
-                            self.take_out(h, &mut keep, &mut none, m);
+                            self.take_out(h, keep, &mut none, m);
                         }
-                        if let Some(k) = keep {
+                        if let Some(k) = keep.take() {
                             self.remove_at(k, m);
                         }
                         return Err(());
@@ -339,19 +353,12 @@ impl<K: Hash + Eq, V> Shard<K, V> {
             if m.expires_at(&self.slab.slot(victim).value).is_some() {
                 self.timed -= 1;
             }
-            if keep == Some(victim) {
-                // The entry being written lost to the policy: report it.
-                self.take_out(victim, &mut keep, &mut hole, m);
-                keep = None;
-                lost = true;
-            } else if want_hole && hole.is_none() {
+            debug_assert!(*keep != Some(victim), "the kept entry is sheltered");
+            if want_hole && hole.is_none() {
                 hole = Some(victim);
             } else {
-                self.take_out(victim, &mut keep, &mut hole, m);
+                self.take_out(victim, keep, &mut hole, m);
             }
-        }
-        if lost {
-            return Err(());
         }
         Ok(hole)
     }
