@@ -3,9 +3,9 @@
 //!
 //! **What it is.** [`Cache`] is split into shards, each a slab of entries
 //! behind a `parking_lot::RwLock`. Reads take the read lock only (a hit sets
-//! a referenced bit and bumps a frequency sketch with relaxed atomics), so
+//! a referenced bit and a hit count in the entry's state byte), so
 //! readers never serialise. Writes take the shard's write lock and run the
-//! policy: W-TinyLFU with a hill-climbing window (see `shard.rs`). Each
+//! policy: W-TinyLFU with a ghost-sized window (see `shard.rs`). Each
 //! shard gets an equal part of the capacity and never holds more.
 //!
 //! **What it is not.** It knows nothing of bytes on the wire, stores,

@@ -341,7 +341,8 @@ impl<K: Hash + Eq, V> Shard<K, V> {
             let wv = self.w(victim, m);
             let vh = self.slab.slot(victim).hash;
             // The sketch keeps the history of keys that are not resident.
-            self.sketch.add(vh, self.slab.slot(victim).hits());
+            let hits = self.slab.slot(victim).hits();
+            self.sketch.add(vh, hits);
             if self.slab.slot(victim).queue() == Queue::Window {
                 self.recent_ghost.push(vh);
             } else {
@@ -403,7 +404,7 @@ impl<K: Hash + Eq, V> Shard<K, V> {
             if !self.slab.slot_mut(h).take_referenced() {
                 return Some(h);
             }
-            self.rotate(h, Queue::Window);
+            self.slab.rotate_head(Queue::Window);
         }
     }
 
@@ -433,19 +434,12 @@ impl<K: Hash + Eq, V> Shard<K, V> {
                 return;
             };
             if self.slab.slot_mut(p).take_referenced() {
-                self.rotate(p, Queue::Protected);
+                self.slab.rotate_head(Queue::Protected);
                 continue;
             }
             let wp = self.w(p, m);
             self.slab.move_to_tail(p, Queue::Probation, wp);
         }
-    }
-
-    /// Advances a CLOCK hand past `h` (the list's head).
-    fn rotate(&mut self, h: u32, q: Queue) {
-        debug_assert_eq!(self.slab.head(q), Some(h));
-        // Moving the head to the tail of a circular list is moving the head.
-        self.slab.rotate_head(q);
     }
 
     /// Estimated frequency of a resident entry: its history in the sketch

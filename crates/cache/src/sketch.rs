@@ -5,20 +5,16 @@
 //! live in one 64-byte block (eight `u64` words), so an increment or an
 //! estimate touches one cache line.
 //!
-//! Readers increment under the shard's *read* lock, so the words are
-//! atomics updated with relaxed load/store rather than read-modify-write:
-//! two threads racing on the same word can lose an increment. That is the
-//! point of a sketch — an estimate — and it keeps the hit path free of
-//! locked instructions.
-
-use std::sync::atomic::{AtomicU64, Ordering};
+//! Only the write path touches it (under the shard's write lock): hits on
+//! resident entries are counted in the entry itself and folded in here when
+//! the entry is evicted, so the read path never reaches this table.
 
 const RESET_MASK: u64 = 0x7777_7777_7777_7777;
 #[cfg(test)]
 const ONE_MASK: u64 = 0x1111_1111_1111_1111;
 
 pub(crate) struct Sketch {
-    table: Box<[AtomicU64]>,
+    table: Box<[u64]>,
     block_mask: u32,
 }
 
@@ -33,7 +29,7 @@ impl Sketch {
     pub(crate) fn new(entries: u64) -> Sketch {
         let words = entries.clamp(8, 1 << 26).next_power_of_two() as usize;
         Sketch {
-            table: (0..words).map(|_| AtomicU64::new(0)).collect(),
+            table: vec![0; words].into_boxed_slice(),
             block_mask: ((words >> 3) - 1) as u32,
         }
     }
@@ -59,27 +55,20 @@ impl Sketch {
 
     /// Counts one access of the key with this hash.
     #[inline]
-    pub(crate) fn increment(&self, hash: u32) {
-        for (word, shift) in self.positions(hash) {
-            let cell = &self.table[word];
-            let v = cell.load(Ordering::Relaxed);
-            if (v >> shift) & 0xF != 0xF {
-                cell.store(v + (1 << shift), Ordering::Relaxed);
-            }
-        }
+    pub(crate) fn increment(&mut self, hash: u32) {
+        self.add(hash, 1);
     }
 
     /// Counts `n` accesses at once (a resident entry's hits, on eviction).
-    pub(crate) fn add(&self, hash: u32, n: u8) {
+    pub(crate) fn add(&mut self, hash: u32, n: u8) {
         if n == 0 {
             return;
         }
         for (word, shift) in self.positions(hash) {
-            let cell = &self.table[word];
-            let v = cell.load(Ordering::Relaxed);
-            let c = ((v >> shift) & 0xF) as u8;
+            let cell = &mut self.table[word];
+            let c = ((*cell >> shift) & 0xF) as u8;
             let to = c.saturating_add(n).min(15);
-            cell.store(v + (((to - c) as u64) << shift), Ordering::Relaxed);
+            *cell += ((to - c) as u64) << shift;
         }
     }
 
@@ -88,7 +77,7 @@ impl Sketch {
     pub(crate) fn frequency(&self, hash: u32) -> u8 {
         let mut min = 15;
         for (word, shift) in self.positions(hash) {
-            let c = (self.table[word].load(Ordering::Relaxed) >> shift) & 0xF;
+            let c = (self.table[word] >> shift) & 0xF;
             min = min.min(c);
         }
         min as u8
@@ -96,8 +85,7 @@ impl Sketch {
 
     /// Halves every counter: old popularity fades.
     pub(crate) fn age(&mut self) {
-        for cell in self.table.iter_mut() {
-            let v = cell.get_mut();
+        for v in self.table.iter_mut() {
             *v = (*v >> 1) & RESET_MASK;
         }
     }
@@ -105,10 +93,7 @@ impl Sketch {
     /// Sum of counters with an odd value before halving, for tests.
     #[cfg(test)]
     fn odd_counters(&self) -> u32 {
-        self.table
-            .iter()
-            .map(|c| (c.load(Ordering::Relaxed) & ONE_MASK).count_ones())
-            .sum()
+        self.table.iter().map(|c| (c & ONE_MASK).count_ones()).sum()
     }
 }
 
@@ -136,7 +121,7 @@ mod tests {
 
     #[test]
     fn distinct_keys_mostly_do_not_collide() {
-        let s = Sketch::new(1024);
+        let mut s = Sketch::new(1024);
         for k in 0..512u32 {
             s.increment(k.wrapping_mul(0x9E37_79B9));
         }

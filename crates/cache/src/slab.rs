@@ -58,8 +58,8 @@ pub(crate) struct Slot<K, V> {
     pub(crate) hash: u32,
     prev: u32,
     next: u32,
-    /// Referenced bit (set by readers under the shard's read lock) and the
-    /// queue id (changed only under the write lock).
+    /// Referenced bit and 4-bit hit count (set by readers under the shard's
+    /// read lock) and the queue id (changed only under the write lock).
     meta: AtomicU8,
 }
 
@@ -307,7 +307,8 @@ impl<K: Hash + Eq, V> Slab<K, V> {
         self.link_tail(i, q, weight);
     }
 
-    /// Advances `q`'s head by one: the old head becomes the tail.
+    /// Advances `q`'s CLOCK hand by one: in a circular list, moving the
+    /// head to the tail is moving the head pointer.
     pub(crate) fn rotate_head(&mut self, q: Queue) {
         let h = self.heads[q as usize];
         if h != NIL {
