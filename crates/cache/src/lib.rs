@@ -27,6 +27,7 @@
 //! ```
 
 mod ghost;
+mod lookups;
 mod shard;
 mod sketch;
 mod slab;
@@ -363,8 +364,8 @@ impl<K: Hash + Eq, V, M: Measure<K, V>> Cache<K, V, M> {
         let mut st = CacheStats::default();
         for shard in self.shards.iter() {
             let s = shard.read();
-            st.hits += s.hits.load(std::sync::atomic::Ordering::Relaxed);
-            st.misses += s.misses.load(std::sync::atomic::Ordering::Relaxed);
+            st.hits += s.lookups.hits();
+            st.misses += s.lookups.misses();
             st.inserts += s.counters.inserts;
             st.evictions += s.counters.evictions;
             st.expired += s.counters.expired;
