@@ -17,6 +17,7 @@
 //! - [`listener`]: [`ListenAddr`], [`Listener`] and [`serve`]: accept loop,
 //!   client cap, clean shutdown.
 //! - [`shutdown`]: how connections learn that the server is stopping.
+//! - [`admin`]: the admin HTTP listener (`/metrics`, `/healthz`).
 //! - [`config`]: [`ServerConfig`]; [`state`]: counters shared for `INFO`.
 //!
 //! Architecture invariant: a batch's replies are written only after its
@@ -44,6 +45,7 @@
 
 #![warn(missing_docs)]
 
+pub mod admin;
 pub mod cmd;
 pub mod config;
 pub mod connection;

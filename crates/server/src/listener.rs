@@ -88,7 +88,7 @@ impl Listener {
         }
     }
 
-    async fn accept(&self) -> io::Result<Stream> {
+    pub(crate) async fn accept(&self) -> io::Result<Stream> {
         match self {
             Listener::Tcp(l) => {
                 let (s, _) = l.accept().await?;
@@ -101,7 +101,8 @@ impl Listener {
     }
 }
 
-enum Stream {
+/// An accepted connection.
+pub(crate) enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),
 }

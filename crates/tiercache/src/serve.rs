@@ -118,13 +118,9 @@ async fn serve(config: Config, data_dir: PathBuf) -> Result<(), String> {
         StopSignal::install().map_err(|e| format!("cannot install signal handlers: {e}"))?;
     std::fs::create_dir_all(&data_dir)
         .map_err(|e| format!("cannot create data dir {}: {e}", data_dir.display()))?;
-    for (name, addr) in [
-        ("memcache", &config.server.memcache),
-        ("admin", &config.server.admin),
-    ] {
-        if !addr.is_off() {
-            tracing::warn!(listener = name, %addr, "this listener is not implemented in this build yet; not listening");
-        }
+    if !config.server.memcache.is_off() {
+        let addr = &config.server.memcache;
+        tracing::warn!(listener = "memcache", %addr, "this listener is not implemented in this build yet; not listening");
     }
     let engine = Arc::new(
         tiercache::open_engine(&config, &data_dir)
@@ -157,7 +153,25 @@ async fn serve(config: Config, data_dir: PathBuf) -> Result<(), String> {
             };
             server::serve(listener, engine, server_config, shutdown).await
         });
-    } else {
+    }
+    if let Some(addr) = resolve(&config.server.admin)? {
+        let listener = server::Listener::bind(&addr)
+            .await
+            .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+        let metrics_engine = engine.clone();
+        let metrics: server::admin::MetricsSource = Arc::new(move |out: &mut String| {
+            let mut e = server::admin::Exposition::new(out);
+            server::admin::engine_metrics(&mut e, &metrics_engine.stats());
+        });
+        let mut stop = stop_rx.clone();
+        servers.spawn(async move {
+            let shutdown = async move {
+                let _ = stop.wait_for(|s| *s).await;
+            };
+            server::admin::serve_admin(listener, metrics, shutdown).await
+        });
+    }
+    if servers.is_empty() {
         tracing::warn!("every listener is off; serving nothing until stopped");
     }
     tracing::info!(data_dir = %data_dir.display(), "tiercache ready");
