@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# tiercache vs redis-server under redis-benchmark, the way issue 4 measures
+# it: both servers pinned to core 0, the client to core 1, alternating
+# runs, best of N per server and setting, p99 beside each figure.
+#
+#   scripts/bench-vs-redis.sh [ROUNDS] [REQUESTS]
+#
+# Needs redis-server and redis-benchmark (Debian: redis-server, redis-tools)
+# and a release build (cargo build --release -p tiercache). Prints a
+# Markdown table; ratios are tiercache / redis-server in the same run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+rounds=${1:-5}
+requests=${2:-200000}
+bin=target/release/tiercache
+[ -x "$bin" ] || { echo "build first: cargo build --release -p tiercache" >&2; exit 2; }
+for tool in redis-server redis-benchmark taskset; do
+  command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 2; }
+done
+
+work=$(mktemp -d)
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+tc_port=$(free_port)
+redis_port=$(free_port)
+
+taskset -c 0 "$bin" serve --data-dir "$work/tc" --resp "127.0.0.1:$tc_port" \
+  --memcache off --admin off 2>"$work/tiercache.log" &
+tc_pid=$!
+taskset -c 0 redis-server --port "$redis_port" --bind 127.0.0.1 --save '' \
+  --appendonly no --dir "$work" >"$work/redis.log" 2>&1 &
+redis_pid=$!
+trap 'kill $tc_pid $redis_pid 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+for port in "$tc_port" "$redis_port"; do
+  for _ in $(seq 100); do
+    redis-cli -p "$port" ping >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+done
+
+# run PORT PIPELINE -> lines "TEST rps p99"
+run() {
+  taskset -c 1 redis-benchmark -p "$1" -t set,get -c 50 -n "$requests" -P "$2" --csv 2>/dev/null |
+    awk -F'","' 'NR > 1 { gsub(/"/, ""); split($0, f, ","); print f[1], f[2], f[7] }'
+}
+
+declare -A best p99
+for round in $(seq "$rounds"); do
+  for pipeline in 1 16; do
+    for server in tiercache redis; do
+      port=$tc_port
+      [ "$server" = redis ] && port=$redis_port
+      while read -r test rps lat; do
+        key="$server/$test/$pipeline"
+        if awk -v a="$rps" -v b="${best[$key]:-0}" 'BEGIN { exit !(a > b) }'; then
+          best[$key]=$rps
+          p99[$key]=$lat
+        fi
+      done < <(run "$port" "$pipeline")
+    done
+  done
+  echo "round $round of $rounds done" >&2
+done
+
+echo "| test | pipeline | tiercache req/s | p99 ms | redis-server req/s | p99 ms | ratio |"
+echo "| --- | --- | --- | --- | --- | --- | --- |"
+for pipeline in 1 16; do
+  for test in SET GET; do
+    t=${best[tiercache/$test/$pipeline]:-0}
+    r=${best[redis/$test/$pipeline]:-0}
+    ratio=$(awk -v a="$t" -v b="$r" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')
+    echo "| $test | $pipeline | $t | ${p99[tiercache/$test/$pipeline]:-} | $r | ${p99[redis/$test/$pipeline]:-} | **${ratio}×** |"
+  done
+done
