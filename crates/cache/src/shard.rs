@@ -214,7 +214,7 @@ impl<K: Hash + Eq, V> Shard<K, V> {
             return self.overwrite(i, value, w, expires, pinned, m);
         }
         self.counters.inserts += 1;
-        self.sketch.increment(hash);
+        let history = self.sketch.increment(hash);
         self.ghost_feedback(hash, w);
         if w > self.capacity {
             self.counters.rejected += 1;
@@ -227,11 +227,11 @@ impl<K: Hash + Eq, V> Shard<K, V> {
         let q = if pinned { Queue::Pinned } else { Queue::Window };
         let i = match hole {
             Some(h) => {
-                drop(self.slab.replace(h, key, value, hash));
+                drop(self.slab.replace(h, key, value, hash, history));
                 self.slab.link_tail(h, q, w);
                 h
             }
-            None => self.slab.push(key, value, hash, q, w),
+            None => self.slab.push(key, value, hash, history, q, w),
         };
         self.weight += w;
         if let Some(at) = expires {
@@ -452,15 +452,26 @@ impl<K: Hash + Eq, V> Shard<K, V> {
     }
 
     /// Estimated frequency of a resident entry: its history in the sketch
-    /// plus the hits it has had since it became resident.
+    /// (remembered in the slot, see `Slot::history`) plus the hits it has
+    /// had since it became resident.
     fn frequency(&self, i: u32) -> u8 {
+        let s = self.slab.slot(i);
+        (s.history + s.hits()).min(15)
+    }
+
+    /// Like [`frequency`](Self::frequency) but from the sketch as it is
+    /// now. Main's victim has usually been resident for long: the sketch
+    /// noise (collisions) gathered since must count for it as it does for
+    /// the candidate, or admission favours newcomers (a loop larger than
+    /// the cache then churns main to zero hits).
+    fn current_frequency(&self, i: u32) -> u8 {
         let s = self.slab.slot(i);
         (self.sketch.frequency(s.hash) + s.hits()).min(15)
     }
 
     fn admit(&mut self, candidate: u32, victim: u32) -> bool {
         let cf = self.frequency(candidate);
-        let vf = self.frequency(victim);
+        let vf = self.current_frequency(victim);
 
         // A candidate seen only once never displaces an entry of main:
         // with the per-entry hit counts, a key hit while in the window

@@ -53,10 +53,20 @@ impl Sketch {
         out
     }
 
-    /// Counts one access of the key with this hash.
+    /// Counts one access of the key with this hash; returns the key's
+    /// estimate afterwards (one pass over its counters).
     #[inline]
-    pub(crate) fn increment(&mut self, hash: u32) {
-        self.add(hash, 1);
+    pub(crate) fn increment(&mut self, hash: u32) -> u8 {
+        let mut min = 15;
+        for (word, shift) in self.positions(hash) {
+            let cell = &mut self.table[word];
+            let c = ((*cell >> shift) & 0xF) as u8;
+            if c < 15 {
+                *cell += 1 << shift;
+            }
+            min = min.min((c + 1).min(15));
+        }
+        min
     }
 
     /// Counts `n` accesses at once (a resident entry's hits, on eviction).
@@ -73,7 +83,6 @@ impl Sketch {
     }
 
     /// Estimated recent accesses of the key with this hash (0..=15).
-    #[inline]
     pub(crate) fn frequency(&self, hash: u32) -> u8 {
         let mut min = 15;
         for (word, shift) in self.positions(hash) {
@@ -104,8 +113,8 @@ mod tests {
     #[test]
     fn counts_saturate_and_age() {
         let mut s = Sketch::new(64);
-        for _ in 0..20 {
-            s.increment(0xdead_beef);
+        for i in 1..=20u8 {
+            assert_eq!(s.increment(0xdead_beef), i.min(15));
         }
         assert_eq!(s.frequency(0xdead_beef), 15);
         s.increment(42);

@@ -61,6 +61,12 @@ pub(crate) struct Slot<K, V> {
     /// Referenced bit and 4-bit hit count (set by readers under the shard's
     /// read lock) and the queue id (changed only under the write lock).
     meta: AtomicU8,
+    /// The sketch's estimate for the key when it became resident (0..=15),
+    /// halved whenever the sketch ages. While the key is resident its
+    /// sketch counters change only by collisions and aging, so this plus
+    /// the hit count *is* its frequency, and admission needs no sketch
+    /// lookups. It sits in the slot's padding for small keys.
+    pub(crate) history: u8,
 }
 
 impl<K, V> Slot<K, V> {
@@ -92,11 +98,12 @@ impl<K, V> Slot<K, V> {
         (self.meta.load(Ordering::Relaxed) & COUNT_MASK) >> COUNT_SHIFT
     }
 
-    /// Halves the hit count, as the sketch ages.
+    /// Halves the hit count and the history, as the sketch ages.
     pub(crate) fn age(&mut self) {
         let m = self.meta.get_mut();
         let c = (*m & COUNT_MASK) >> COUNT_SHIFT;
         *m = (*m & !COUNT_MASK) | ((c >> 1) << COUNT_SHIFT);
+        self.history >>= 1;
     }
 
     /// Clears the referenced bit, returning whether it was set.
@@ -175,7 +182,15 @@ impl<K: Hash + Eq, V> Slab<K, V> {
     }
 
     /// Adds a new slot at the tail of `q`. The key must not be present.
-    pub(crate) fn push(&mut self, key: K, value: V, hash: u32, q: Queue, weight: u64) -> u32 {
+    pub(crate) fn push(
+        &mut self,
+        key: K,
+        value: V,
+        hash: u32,
+        history: u8,
+        q: Queue,
+        weight: u64,
+    ) -> u32 {
         let i = u32::try_from(self.slots.len()).expect("shard holds fewer than 2^32 entries");
         assert!(i != NIL, "shard holds fewer than 2^32 - 1 entries");
         self.slots.push(Slot {
@@ -185,6 +200,7 @@ impl<K: Hash + Eq, V> Slab<K, V> {
             prev: NIL,
             next: NIL,
             meta: AtomicU8::new(0),
+            history,
         });
         let slots = &self.slots;
         self.table
@@ -195,12 +211,13 @@ impl<K: Hash + Eq, V> Slab<K, V> {
 
     /// Reuses slot `i` (already unlinked) for a different key: the eviction
     /// fast path, one table removal and one insertion, no slab movement.
-    pub(crate) fn replace(&mut self, i: u32, key: K, value: V, hash: u32) -> (K, V) {
+    pub(crate) fn replace(&mut self, i: u32, key: K, value: V, hash: u32, history: u8) -> (K, V) {
         self.table_remove(i);
         let s = &mut self.slots[i as usize];
         let old_key = std::mem::replace(&mut s.key, key);
         let old_value = std::mem::replace(&mut s.value, value);
         s.hash = hash;
+        s.history = history;
         *s.meta.get_mut() &= QUEUE_MASK;
         let slots = &self.slots;
         self.table
@@ -363,7 +380,7 @@ mod tests {
             } else {
                 Queue::Probation
             };
-            s.push(k, (), k as u32 * 7919, q, 1);
+            s.push(k, (), k as u32 * 7919, 0, q, 1);
         }
         assert_eq!(list(&s, Queue::Window), vec![0, 2, 4]);
         let i = s.find(0, &0).unwrap();
