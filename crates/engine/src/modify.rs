@@ -125,6 +125,21 @@ impl Session<'_> {
         Ok(Modified { result, entry: op })
     }
 
+    /// Blind write of one entry (no read): like [`Session::set_many`] with
+    /// one key (the namespace's default TTL applies to an entry without
+    /// expiry; an entry already expired deletes the key), but returns what
+    /// was stored, with its fresh cas unique (`None` when it deleted).
+    pub async fn put(&mut self, key: Bytes, entry: Entry) -> Result<Option<Entry>> {
+        let core = self.core;
+        let _lock = core.lock_keys(std::iter::once(key.as_ref())).await;
+        let mut e = core.with_default_ttl(&key, entry);
+        e.cas = next_cas();
+        let op = (!e.is_expired_at(now_ms())).then_some(e);
+        core.write_stamped(vec![(key, op.clone())], &mut self.commit_through)
+            .await?;
+        Ok(op)
+    }
+
     /// Compare-and-set: writes `entry` only if `key` still holds the entry
     /// whose cas unique is `expected` (memcached's `cas`). Runs under the
     /// key's lock stripe like every conditional write.
