@@ -21,7 +21,9 @@
 //! discarded as they arrive ([`Parsed::Swallowed`]), never buffered. A line
 //! longer than 2048 bytes without a newline closes the connection, as
 //! memcached does, except for `get`/`gets` (long multi-gets), which are
-//! bounded by the request limit instead.
+//! bounded by the request limit instead. A request starting with the
+//! binary protocol's magic byte (0x80) closes the connection at once: only
+//! the text protocol is spoken.
 //!
 //! Resumable: a partly received line remembers how far the newline search
 //! got, and a storage command whose data block is incomplete remembers its
@@ -177,6 +179,11 @@ impl McParser {
                 }
                 self.state = State::Line { scanned: 0 };
                 Ok(Some((end, finish_data(parsed, &buf[..end]))))
+            }
+            // The binary protocol's request magic: not spoken here; closing
+            // at once lets a binary client fail fast instead of waiting.
+            State::Line { scanned: 0 } if buf.first() == Some(&0x80) => {
+                Err(Fatal("binary protocol is not supported"))
             }
             State::Line { scanned } => self.line(buf, scanned),
         }
