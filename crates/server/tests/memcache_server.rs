@@ -226,7 +226,7 @@ async fn meta_commands() {
     // mg autovivify wins once, then the item exists.
     assert_eq!(
         c.script("mg lock N30 s\nmg lock N30 s\n").await,
-        "HD s0 W\r\nHD s0\r\n"
+        "HD s0 W\r\nHD s0 Z\r\n"
     );
     // Base64 keys: stored decoded, echoed encoded.
     assert_eq!(

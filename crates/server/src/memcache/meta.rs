@@ -8,7 +8,7 @@
 use super::arith::{self, Delta};
 use super::flags::{base64_encode, MetaFlags, MAX_OPAQUE_LEN};
 use super::parse::{valid_key, KEY_MAX_LEN, MAX_META_TOKENS};
-use super::storage::{self, Item, Stored};
+use super::storage::{self, Item, Outcome};
 use super::{expiry_from_exptime, push_u64, ttl_secs, Ctx, Req, StoreCmd};
 use bytes::{Bytes, BytesMut};
 use tiercache_engine::{now_ms, Change, Entry, MemoryTier};
@@ -145,6 +145,20 @@ pub async fn mg(req: &Req<'_>, ctx: &mut Ctx<'_, '_>, meta: Meta) {
         stats.get_hits.incr();
         stats.cmd_get.incr();
     }
+    // Recache tokens: the creator of an autovivified item wins (`W`), as
+    // does the first reader whose `R` finds less TTL left; later readers of
+    // that same item see `Z` (someone is already recaching it).
+    let tokens = &stats.tokens_sent;
+    let token_sent = !created && tokens.sent(req.tok(1), item.cas);
+    let recache = (2..req.len())
+        .find(|&i| req.tok(i)[0] == b'R')
+        .and_then(|i| super::flags::strtol32(&req.tok(i)[1..]))
+        .map(|t| expiry_from_exptime(t, now));
+    let won = created
+        || matches!((recache, item.expires_at), (Some(r), Some(e)) if !token_sent && e < r.unwrap_or(u64::MAX));
+    if won {
+        tokens.mark(req.tok(1), item.cas);
+    }
     let out = &mut *ctx.out;
     if f.value {
         out.extend_from_slice(b"VA ");
@@ -175,7 +189,10 @@ pub async fn mg(req: &Req<'_>, ctx: &mut Ctx<'_, '_>, meta: Meta) {
             _ => {}
         }
     }
-    if created {
+    if token_sent {
+        out.extend_from_slice(b" Z");
+    }
+    if won {
         out.extend_from_slice(b" W");
     }
     out.extend_from_slice(b"\r\n");
@@ -216,10 +233,10 @@ pub async fn ms(req: &Req<'_>, ctx: &mut Ctx<'_, '_>, f: MetaFlags, value: &[u8]
     let start = ctx.out.len();
     let out = &mut *ctx.out;
     out.extend_from_slice(match outcome {
-        Stored::Stored => b"HD",
-        Stored::NotStored => b"NS",
-        Stored::Exists => b"EX",
-        Stored::NotFound => b"NF",
+        Outcome::Stored => b"HD",
+        Outcome::NotStored => b"NS",
+        Outcome::Exists => b"EX",
+        Outcome::NotFound => b"NF",
     });
     for i in 3..req.len() {
         let tok = req.tok(i);
@@ -234,7 +251,7 @@ pub async fn ms(req: &Req<'_>, ctx: &mut Ctx<'_, '_>, f: MetaFlags, value: &[u8]
         }
     }
     out.extend_from_slice(b"\r\n");
-    if f.quiet && outcome == Stored::Stored {
+    if f.quiet && outcome == Outcome::Stored {
         ctx.out.truncate(start);
     }
 }

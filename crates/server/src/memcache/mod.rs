@@ -23,8 +23,11 @@
 //! control characters are refused (`protocol.txt` forbids them; memcached
 //! does not check); the value limit is the server's `max_value_bytes`, not
 //! memcached's 1 MiB item size; `mg` flags `h` and `l` are not tracked
-//! (always `h0`, `l0`), stale items (`I`, `X`, `W` for `R`, `Z`) are not
-//! kept: `md ... I` deletes; `stats` reports tiercache's own counters.
+//! (always `h0`, `l0`); stale items (`I`, `X`) are not kept: `md ... I`
+//! deletes (recache tokens `W`/`Z` for `N` and `R` are kept, beside the
+//! engine); the `k` echo of a key follows the request's form (memcached
+//! follows the form the item was stored with); `stats` reports
+//! tiercache's own counters.
 
 pub mod connection;
 pub mod flags;

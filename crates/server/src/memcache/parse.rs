@@ -304,7 +304,7 @@ impl McParser {
         } else {
             0
         };
-        if vlen < 0 || vlen > i32::MAX - 2 {
+        if !(0..=i32::MAX - 2).contains(&vlen) {
             return bad();
         }
         let vlen = vlen as usize;

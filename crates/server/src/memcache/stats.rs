@@ -51,6 +51,10 @@ macro_rules! counters {
             /// Bumped by every `flush_all`: a delayed flush runs only if no
             /// later `flush_all` replaced it.
             pub flush_generation: std::sync::Arc<AtomicU64>,
+            /// Meta-get win tokens handed out (`W`), by key, with the cas
+            /// unique of the item they were won for: later `mg`s of that
+            /// same item see `Z`. A new write (a new unique) ends it.
+            pub tokens_sent: TokensSent,
         }
 
         impl McStats {
@@ -94,6 +98,33 @@ counters!(
     bytes_written,
     total_items,
 );
+
+/// memcached's per-item `ITEM_TOKEN_SENT` bit, kept beside the engine
+/// (which knows nothing of leases): `(key → cas unique)` of items whose
+/// recache token was won. Bounded: past [`TokensSent::MAX`] entries it is
+/// cleared (a token may then be won again, which only costs a recache).
+#[derive(Debug, Default)]
+pub struct TokensSent(std::sync::Mutex<std::collections::HashMap<bytes::Bytes, u64>>);
+
+impl TokensSent {
+    /// Most entries kept.
+    pub const MAX: usize = 1 << 16;
+
+    /// Whether the token of `key`'s item `cas` was already won.
+    pub fn sent(&self, key: &[u8], cas: u64) -> bool {
+        let map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        map.get(key) == Some(&cas)
+    }
+
+    /// Records that the token of `key`'s item `cas` was won.
+    pub fn mark(&self, key: &[u8], cas: u64) {
+        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if map.len() >= Self::MAX {
+            map.clear();
+        }
+        map.insert(bytes::Bytes::copy_from_slice(key), cas);
+    }
+}
 
 fn stat(out: &mut bytes::BytesMut, name: &str, value: u64) {
     out.extend_from_slice(b"STAT ");

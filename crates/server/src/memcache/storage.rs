@@ -19,7 +19,7 @@ pub struct Item<'a> {
 
 /// memcached's `store_item_type`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Stored {
+pub enum Outcome {
     /// `STORED` / `HD`
     Stored,
     /// `NOT_STORED` / `NS`
@@ -41,7 +41,7 @@ pub async fn store(
     key: &[u8],
     cmd: StoreCmd,
     item: &Item<'_>,
-) -> Result<(Stored, u64), EngineError> {
+) -> Result<(Outcome, u64), EngineError> {
     let stats = ctx.stats();
     stats.cmd_set.incr();
     let key = Bytes::copy_from_slice(key);
@@ -53,24 +53,24 @@ pub async fn store(
         // No read: the plain write path, as cheap as a RESP SET.
         let stored = ctx.session.put(key, entry()).await?;
         stats.total_items.incr();
-        return Ok((Stored::Stored, stored.map_or(0, |e| e.cas)));
+        return Ok((Outcome::Stored, stored.map_or(0, |e| e.cas)));
     }
     let max = ctx.server.config.limits.max_bulk_len;
     let m = ctx
         .session
         .modify(key, |old| match (cmd, old) {
-            (StoreCmd::Add, Some(_)) => (Change::Keep, Stored::NotStored),
+            (StoreCmd::Add, Some(_)) => (Change::Keep, Outcome::NotStored),
             (StoreCmd::Replace | StoreCmd::Append | StoreCmd::Prepend, None) => {
-                (Change::Keep, Stored::NotStored)
+                (Change::Keep, Outcome::NotStored)
             }
-            (StoreCmd::Cas, None) => (Change::Keep, Stored::NotFound),
-            (StoreCmd::Cas, Some(e)) if e.cas != item.cas => (Change::Keep, Stored::Exists),
+            (StoreCmd::Cas, None) => (Change::Keep, Outcome::NotFound),
+            (StoreCmd::Cas, Some(e)) if e.cas != item.cas => (Change::Keep, Outcome::Exists),
             (StoreCmd::Append | StoreCmd::Prepend, Some(e)) => {
                 if item.cas != 0 && item.cas != e.cas {
-                    return (Change::Keep, Stored::Exists);
+                    return (Change::Keep, Outcome::Exists);
                 }
                 if e.value.len() + item.value.len() > max {
-                    return (Change::Keep, Stored::NotStored);
+                    return (Change::Keep, Outcome::NotStored);
                 }
                 let (a, b) = if cmd == StoreCmd::Append {
                     (&e.value[..], item.value)
@@ -82,25 +82,25 @@ pub async fn store(
                 v.extend_from_slice(b);
                 (
                     Change::Put(Entry::with_flags(v, e.expires_at, e.flags)),
-                    Stored::Stored,
+                    Outcome::Stored,
                 )
             }
-            _ => (Change::Put(entry()), Stored::Stored),
+            _ => (Change::Put(entry()), Outcome::Stored),
         })
         .await?;
     match m.result {
-        Stored::Stored => {
+        Outcome::Stored => {
             stats.total_items.incr();
             if cmd == StoreCmd::Cas {
                 stats.cas_hits.incr();
             }
         }
-        Stored::NotFound => stats.cas_misses.incr(),
-        Stored::Exists if cmd == StoreCmd::Cas => stats.cas_badval.incr(),
+        Outcome::NotFound => stats.cas_misses.incr(),
+        Outcome::Exists if cmd == StoreCmd::Cas => stats.cas_badval.incr(),
         _ => {}
     }
     let cas = match m.result {
-        Stored::Stored => m.entry.map_or(0, |e| e.cas),
+        Outcome::Stored => m.entry.map_or(0, |e| e.cas),
         _ => 0,
     };
     Ok((m.result, cas))
@@ -117,10 +117,10 @@ pub async fn run_classic(
     match store(ctx, req.tok(1), cmd, &item).await {
         Ok((outcome, _)) => {
             let word: &[u8] = match outcome {
-                Stored::Stored => b"STORED",
-                Stored::NotStored => b"NOT_STORED",
-                Stored::Exists => b"EXISTS",
-                Stored::NotFound => b"NOT_FOUND",
+                Outcome::Stored => b"STORED",
+                Outcome::NotStored => b"NOT_STORED",
+                Outcome::Exists => b"EXISTS",
+                Outcome::NotFound => b"NOT_FOUND",
             };
             ctx.line(noreply, word);
         }
