@@ -7,7 +7,7 @@
 //! write-back journal, the dirty queue and the memory tier see them in the
 //! same order.
 
-use crate::entry::{now_ms, Entry};
+use crate::entry::{next_cas, now_ms, Entry};
 use crate::error::{EngineError, Result};
 use crate::journal::FsyncPolicy;
 use crate::load::{follow, Flights, Role};
@@ -219,7 +219,7 @@ struct Namespace {
 }
 
 /// State shared by the engine handle and its background tasks.
-struct Core {
+pub(crate) struct Core {
     l1: Arc<MemoryTier>,
     router: NamespaceRouter,
     namespaces: Vec<Namespace>,
@@ -471,7 +471,7 @@ impl Core {
         (i, &self.namespaces[i])
     }
 
-    fn with_default_ttl(&self, key: &[u8], mut entry: Entry) -> Entry {
+    pub(crate) fn with_default_ttl(&self, key: &[u8], mut entry: Entry) -> Entry {
         let ttl = self.namespace_of(key).1.cfg.default_ttl;
         if entry.expires_at.is_none() && !ttl.is_zero() {
             entry.expires_at = Some(now_ms() + ttl.as_millis() as u64);
@@ -494,7 +494,7 @@ impl Core {
         out
     }
 
-    async fn lock_keys<'a>(
+    pub(crate) async fn lock_keys<'a>(
         &'a self,
         keys: impl Iterator<Item = &[u8]>,
     ) -> Vec<tokio::sync::MutexGuard<'a, ()>> {
@@ -524,10 +524,11 @@ impl Core {
         }
         let keys = std::slice::from_ref(key);
         for (depth, store) in ns.cfg.stores.iter().enumerate() {
-            if let Some(e) = store.get_many(keys).await?.pop().flatten() {
+            if let Some(mut e) = store.get_many(keys).await?.pop().flatten() {
                 if e.is_expired_at(now_ms()) {
                     continue;
                 }
+                stamp_loaded(&mut e);
                 fill_upper_stores(&ns.cfg.stores[..depth], &[(key.clone(), e.clone())]).await;
                 return Ok((Some(e), true));
             }
@@ -535,7 +536,7 @@ impl Core {
         Ok((None, false))
     }
 
-    async fn read(&self, key: &Bytes) -> Result<Option<Entry>> {
+    pub(crate) async fn read(&self, key: &Bytes) -> Result<Option<Entry>> {
         if let Some(e) = self.l1.get(key, now_ms()) {
             self.hits.fetch_add(1, Ordering::Relaxed);
             return Ok(Some(e));
@@ -630,7 +631,8 @@ impl Core {
                 let mut fills = Vec::new();
                 for ((i, g), f) in leaders.into_iter().zip(found) {
                     match f.filter(|e| !e.is_expired_at(now)) {
-                        Some(e) => {
+                        Some(mut e) => {
+                            stamp_loaded(&mut e);
                             if !g.flight().is_invalidated() {
                                 self.l1.fill(keys[i].clone(), e.clone());
                             }
@@ -661,6 +663,19 @@ impl Core {
     /// mode. The caller holds the keys' locks. Write-back sequence numbers
     /// to commit are recorded in `commit_through`.
     async fn write_many(
+        &self,
+        mut ops: Vec<(Bytes, Option<Entry>)>,
+        commit_through: &mut [u64],
+    ) -> Result<()> {
+        for e in ops.iter_mut().filter_map(|(_, op)| op.as_mut()) {
+            e.cas = next_cas();
+        }
+        self.write_stamped(ops, commit_through).await
+    }
+
+    /// [`Core::write_many`] for entries whose cas is already what it must
+    /// be (freshly stamped, or kept by a touch).
+    pub(crate) async fn write_stamped(
         &self,
         ops: Vec<(Bytes, Option<Entry>)>,
         commit_through: &mut [u64],
@@ -749,6 +764,14 @@ impl Core {
     }
 }
 
+/// Gives an entry read from a store a cas unique: stores do not keep them
+/// (like memcached, uniques do not survive a restart or an eviction).
+fn stamp_loaded(e: &mut Entry) {
+    if e.cas == 0 {
+        e.cas = next_cas();
+    }
+}
+
 /// Keeps the last operation per key, in first-seen order (MSET a 1 a 2 = a 2).
 fn last_write_per_key(ops: Vec<(Bytes, Option<Entry>)>) -> Vec<(Bytes, Option<Entry>)> {
     let mut index: HashMap<Bytes, usize> = HashMap::new();
@@ -782,9 +805,9 @@ async fn fill_upper_stores(upper: &[Arc<dyn Store>], entries: &[(Bytes, Entry)])
 /// durable together by [`Session::commit`] (group commit). Protocol servers
 /// run each pipelined batch in one session and commit before replying.
 pub struct Session<'a> {
-    core: &'a Core,
+    pub(crate) core: &'a Core,
     /// Per namespace, the highest journal sequence number written.
-    commit_through: Vec<u64>,
+    pub(crate) commit_through: Vec<u64>,
 }
 
 impl Session<'_> {
@@ -824,15 +847,12 @@ impl Session<'_> {
         let now = now_ms();
         let op = match opts.expiry {
             SetExpiry::Default => Some(core.with_default_ttl(&key, Entry::new(value))),
-            SetExpiry::Keep => Some(Entry {
+            SetExpiry::Keep => Some(Entry::with_expiry(
                 value,
-                expires_at: old.as_ref().and_then(|e| e.expires_at),
-            }),
+                old.as_ref().and_then(|e| e.expires_at),
+            )),
             SetExpiry::At(t) if t <= now => None, // already expired: the key is gone
-            SetExpiry::At(t) => Some(Entry {
-                value,
-                expires_at: Some(t),
-            }),
+            SetExpiry::At(t) => Some(Entry::with_expiry(value, Some(t))),
         };
         core.write_many(vec![(key, op)], &mut self.commit_through)
             .await?;
@@ -902,10 +922,7 @@ impl Session<'_> {
         };
         let op = match at {
             Some(t) if t <= now_ms() => None,
-            at => Some(Entry {
-                value: old.value,
-                expires_at: at,
-            }),
+            at => Some(Entry::with_flags(old.value, at, old.flags)),
         };
         core.write_many(vec![(key, op)], &mut self.commit_through)
             .await?;
@@ -925,10 +942,7 @@ impl Session<'_> {
         let new = current.checked_add(delta).ok_or(EngineError::Overflow)?;
         let value = Bytes::from(new.to_string());
         let entry = match old {
-            Some(e) => Entry {
-                value,
-                expires_at: e.expires_at,
-            },
+            Some(e) => Entry::with_flags(value, e.expires_at, e.flags),
             None => core.with_default_ttl(&key, Entry::new(value)),
         };
         core.write_many(vec![(key, Some(entry))], &mut self.commit_through)

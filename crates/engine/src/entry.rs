@@ -1,7 +1,19 @@
-//! Values as every tier sees them: bytes plus an absolute expiry.
+//! Values as every tier sees them: bytes plus an absolute expiry, 32-bit
+//! client flags and a compare-and-set unique.
 
 use bytes::Bytes;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
+
+/// The source of cas uniques: one monotonic counter per process, so every
+/// write of every engine gets a distinct, increasing unique. Like
+/// memcached's, uniques do not survive a restart (they are not stored).
+static NEXT_CAS: AtomicU64 = AtomicU64::new(1);
+
+/// A fresh cas unique (never 0).
+pub(crate) fn next_cas() -> u64 {
+    NEXT_CAS.fetch_add(1, Ordering::Relaxed)
+}
 
 /// Milliseconds since the Unix epoch, the clock every expiry is measured on.
 ///
@@ -14,37 +26,72 @@ pub fn now_ms() -> u64 {
         .unwrap_or(0)
 }
 
-/// A value and the moment it stops existing.
+/// A value, the moment it stops existing, its client flags and its cas unique.
+///
+/// - `flags` are opaque to the engine: memcached clients store 32 bits with
+///   every item (serialisation format, compression). They are kept by every
+///   tier: the memory tier, the write-back journal and the stores. Redis
+///   writes store 0.
+/// - `cas` is a version stamp: the engine assigns a fresh unique on every
+///   write (see [`Session::modify`](crate::Session::modify)), so a client can
+///   tell whether a key changed since it read it. It is not persisted: an
+///   entry read back from a store gets a new unique. `0` means "not
+///   assigned" (an entry built by a caller and not yet written).
+///
+/// Equality compares value, expiry and flags, not `cas`: two entries holding
+/// the same data are equal whatever write produced them.
 ///
 /// ```
 /// use tiercache_engine::Entry;
 /// let e = Entry::with_expiry(bytes::Bytes::from_static(b"v"), Some(1_000));
 /// assert!(e.is_expired_at(1_000));
 /// assert!(!e.is_expired_at(999));
+/// assert_eq!(e.flags, 0);
 /// assert!(!Entry::new(bytes::Bytes::from_static(b"v")).is_expired_at(u64::MAX));
+/// let f = Entry::with_flags("v", None, 42);
+/// assert_eq!(f.flags, 42);
+/// assert_ne!(f, Entry::new("v"));
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct Entry {
     /// The value bytes (cheaply cloneable; tiers share one buffer).
     pub value: Bytes,
     /// Absolute expiry in Unix milliseconds; `None` never expires.
     pub expires_at: Option<u64>,
+    /// Opaque client flags (memcached's 32-bit flags); 0 for Redis writes.
+    pub flags: u32,
+    /// Compare-and-set unique assigned by the engine on write; 0 = unassigned.
+    pub cas: u64,
 }
 
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        self.value == other.value
+            && self.expires_at == other.expires_at
+            && self.flags == other.flags
+    }
+}
+
+impl Eq for Entry {}
+
 impl Entry {
-    /// A value that never expires.
+    /// A value that never expires, with flags 0.
     pub fn new(value: impl Into<Bytes>) -> Self {
-        Entry {
-            value: value.into(),
-            expires_at: None,
-        }
+        Entry::with_flags(value, None, 0)
     }
 
-    /// A value with an optional absolute expiry (Unix milliseconds).
+    /// A value with an optional absolute expiry (Unix milliseconds), flags 0.
     pub fn with_expiry(value: impl Into<Bytes>, expires_at: Option<u64>) -> Self {
+        Entry::with_flags(value, expires_at, 0)
+    }
+
+    /// A value with an optional absolute expiry and client flags.
+    pub fn with_flags(value: impl Into<Bytes>, expires_at: Option<u64>, flags: u32) -> Self {
         Entry {
             value: value.into(),
             expires_at,
+            flags,
+            cas: 0,
         }
     }
 

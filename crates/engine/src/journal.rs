@@ -4,6 +4,13 @@
 //! `[len: u32 LE][crc32: u32 LE][payload]`, the payload being
 //! `[op: u8][seq: u64][expires_at: u64, 0 = none][key_len: u32][key][value]`.
 //!
+//! Operations: 1 = set, 2 = delete, 3 = clear, and 4 = set with client
+//! flags, whose payload has `[flags: u32 LE]` between the key and the
+//! value. A set whose flags are 0 is written as op 1, so journals of
+//! Redis-only workloads are byte-for-byte what older builds wrote, and
+//! journals written by older builds replay unchanged (flags 0). An older
+//! build reading an op-4 record stops there as it would at corruption.
+//!
 //! Appends go to an in-memory buffer and get a sequence number; [`commit`]
 //! writes the buffer with one `write(2)` (and `fdatasync` under
 //! [`FsyncPolicy::Always`]), so a pipelined batch of writes costs one system
@@ -98,6 +105,8 @@ impl Record {
 const OP_SET: u8 = 1;
 const OP_DELETE: u8 = 2;
 const OP_CLEAR: u8 = 3;
+/// A set carrying non-zero client flags (format extension, see the module doc).
+const OP_SET_FLAGS: u8 = 4;
 const HEADER: usize = 8;
 const FIXED_PAYLOAD: usize = 1 + 8 + 8 + 4;
 /// Largest record accepted on replay: a claimed length above it is corruption.
@@ -106,7 +115,14 @@ const MAX_RECORD: usize = 1 << 30;
 fn encode(out: &mut Vec<u8>, op: u8, seq: u64, key: &[u8], entry: Option<&Entry>) {
     let value: &[u8] = entry.map(|e| e.value.as_ref()).unwrap_or(&[]);
     let expires = entry.and_then(|e| e.expires_at).unwrap_or(0);
-    let len = FIXED_PAYLOAD + key.len() + value.len();
+    let flags = entry.map_or(0, |e| e.flags);
+    let op = if op == OP_SET && flags != 0 {
+        OP_SET_FLAGS
+    } else {
+        op
+    };
+    let flags_len = if op == OP_SET_FLAGS { 4 } else { 0 };
+    let len = FIXED_PAYLOAD + key.len() + flags_len + value.len();
     let start = out.len();
     out.extend_from_slice(&(len as u32).to_le_bytes());
     out.extend_from_slice(&[0; 4]);
@@ -115,6 +131,9 @@ fn encode(out: &mut Vec<u8>, op: u8, seq: u64, key: &[u8], entry: Option<&Entry>
     out.extend_from_slice(&expires.to_le_bytes());
     out.extend_from_slice(&(key.len() as u32).to_le_bytes());
     out.extend_from_slice(key);
+    if op == OP_SET_FLAGS {
+        out.extend_from_slice(&flags.to_le_bytes());
+    }
     out.extend_from_slice(value);
     let crc = crc32fast::hash(&out[start + HEADER..]);
     out[start + 4..start + 8].copy_from_slice(&crc.to_le_bytes());
@@ -146,16 +165,26 @@ fn decode(buf: &[u8]) -> std::result::Result<Option<(Record, usize)>, &'static s
         return Err("bad key length");
     }
     let key = Bytes::copy_from_slice(&p[21..21 + key_len]);
-    let value = Bytes::copy_from_slice(&p[21 + key_len..]);
+    let mut rest = &p[21 + key_len..];
+    let expires_at = (expires != 0).then_some(expires);
     let record = match op {
         OP_SET => Record::Set {
             seq,
             key,
-            entry: Entry {
-                value,
-                expires_at: (expires != 0).then_some(expires),
-            },
+            entry: Entry::with_expiry(Bytes::copy_from_slice(rest), expires_at),
         },
+        OP_SET_FLAGS => {
+            if rest.len() < 4 {
+                return Err("bad flags length");
+            }
+            let flags = u32::from_le_bytes(rest[..4].try_into().unwrap());
+            rest = &rest[4..];
+            Record::Set {
+                seq,
+                key,
+                entry: Entry::with_flags(Bytes::copy_from_slice(rest), expires_at, flags),
+            }
+        }
         OP_DELETE => Record::Delete { seq, key },
         OP_CLEAR => Record::Clear { seq },
         _ => return Err("unknown operation"),
@@ -540,6 +569,69 @@ mod tests {
                     key: "b".into()
                 },
             ]
+        );
+    }
+
+    #[test]
+    fn flags_survive_replay_and_flagless_sets_keep_the_old_format() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let (j, _) = WriteBackJournal::open(dir.path(), FsyncPolicy::No).unwrap();
+            j.append_set(b"plain", &Entry::with_expiry("1", Some(7)));
+            j.append_set(b"flagged", &Entry::with_flags("22", Some(9), 0xdead_beef));
+            let s = j.append_set(b"empty", &Entry::with_flags("", None, 1));
+            j.commit(s).unwrap();
+        }
+        let data = fs::read(segment_path(dir.path(), 1)).unwrap();
+        // The flag-less record is exactly the version-1 layout: op 1, no flags field.
+        assert_eq!(data[8], OP_SET);
+        assert_eq!(
+            u32::from_le_bytes(data[0..4].try_into().unwrap()) as usize,
+            FIXED_PAYLOAD + b"plain".len() + 1
+        );
+        let (_, r) = WriteBackJournal::open(dir.path(), FsyncPolicy::No).unwrap();
+        let entries: Vec<(Bytes, Entry)> = r
+            .records
+            .into_iter()
+            .map(|rec| match rec {
+                Record::Set { key, entry, .. } => (key, entry),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            entries,
+            vec![
+                ("plain".into(), Entry::with_expiry("1", Some(7))),
+                (
+                    "flagged".into(),
+                    Entry::with_flags("22", Some(9), 0xdead_beef)
+                ),
+                ("empty".into(), Entry::with_flags("", None, 1)),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_version_1_record_written_by_hand_replays_with_flags_zero() {
+        // Bytes as an older build wrote them: op 1, seq 1, no expiry, key "k", value "v".
+        let mut payload = vec![OP_SET];
+        payload.extend_from_slice(&1u64.to_le_bytes());
+        payload.extend_from_slice(&0u64.to_le_bytes());
+        payload.extend_from_slice(&1u32.to_le_bytes());
+        payload.extend_from_slice(b"kv");
+        let mut record = (payload.len() as u32).to_le_bytes().to_vec();
+        record.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+        record.extend_from_slice(&payload);
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(segment_path(dir.path(), 1), &record).unwrap();
+        let (_, r) = WriteBackJournal::open(dir.path(), FsyncPolicy::No).unwrap();
+        assert_eq!(
+            r.records,
+            vec![Record::Set {
+                seq: 1,
+                key: "k".into(),
+                entry: Entry::new("v")
+            }]
         );
     }
 

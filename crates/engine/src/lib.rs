@@ -6,7 +6,8 @@
 //! or SQL: stores plug in through the [`Store`] trait.
 //!
 //! Map:
-//! - [`entry`]: [`Entry`], a value with an absolute expiry.
+//! - [`entry`]: [`Entry`], a value with an absolute expiry, client flags
+//!   and a cas unique.
 //! - [`store`]: the [`Store`] trait every backend implements (batched).
 //! - [`memory`]: [`MemoryTier`], the sharded, byte-bounded L1 with TTL.
 //! - [`journal`]: [`WriteBackJournal`], the checksummed, segmented log that
@@ -14,6 +15,9 @@
 //! - `writeback`: the per-namespace queue of dirty keys and its flusher.
 //! - [`namespace`]: [`NamespaceConfig`], [`WriteMode`], prefix routing.
 //! - [`engine`]: [`Engine`] and [`Session`], the read and write paths.
+//! - [`modify`]: [`Session::modify`], atomic read-modify-write of one key
+//!   (the primitive behind memcached's conditional commands), and
+//!   [`Session::compare_and_set`].
 //! - [`testing`]: in-memory and deliberately failing stores for tests.
 //!
 //! # Example
@@ -45,6 +49,7 @@ pub mod error;
 pub mod journal;
 mod load;
 pub mod memory;
+pub mod modify;
 pub mod namespace;
 pub mod store;
 pub mod testing;
@@ -57,5 +62,6 @@ pub use entry::{now_ms, Entry};
 pub use error::{EngineError, Result};
 pub use journal::{FsyncPolicy, WriteBackJournal};
 pub use memory::MemoryTier;
+pub use modify::{CasOutcome, Change, Modified};
 pub use namespace::{NamespaceConfig, WriteMode};
 pub use store::{Mutation, Store, StoreError};

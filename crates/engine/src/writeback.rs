@@ -107,7 +107,15 @@ impl WriteBack {
         let replayed = replay.records.len();
         for record in replay.records {
             match record {
-                Record::Set { seq, key, entry } => wb.enqueue(key, Some(entry), seq, now),
+                Record::Set {
+                    seq,
+                    key,
+                    mut entry,
+                } => {
+                    // Uniques are not journaled: a replayed write gets a fresh one.
+                    entry.cas = crate::entry::next_cas();
+                    wb.enqueue(key, Some(entry), seq, now)
+                }
                 Record::Delete { seq, key } => wb.enqueue(key, None, seq, now),
                 Record::Clear { .. } => unreachable!("replay strips Clear records"),
             }

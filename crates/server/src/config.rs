@@ -1,7 +1,9 @@
 //! The server's settings.
 
 use crate::resp::Limits;
+use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::Semaphore;
 
 /// How a RESP server behaves (SPEC defaults).
 #[derive(Clone, Debug)]
@@ -17,6 +19,12 @@ pub struct ServerConfig {
     /// send its replies (a client that stops reading could otherwise hold
     /// shutdown forever). Their writes are committed either way.
     pub shutdown_grace: Duration,
+    /// Client slots shared with other listeners: when set, `max_clients`
+    /// is ignored and a connection takes one of these permits, so one cap
+    /// covers every protocol (give the RESP and memcached listeners clones
+    /// of one `Semaphore::new(max_clients)`). `None`: a cap of
+    /// `max_clients` for this listener alone.
+    pub shared_client_slots: Option<Arc<Semaphore>>,
 }
 
 impl Default for ServerConfig {
@@ -26,6 +34,7 @@ impl Default for ServerConfig {
             max_clients: 10_000,
             idle_timeout: Duration::ZERO,
             shutdown_grace: Duration::from_secs(30),
+            shared_client_slots: None,
         }
     }
 }

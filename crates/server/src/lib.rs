@@ -50,12 +50,14 @@ pub mod cmd;
 pub mod config;
 pub mod connection;
 pub mod listener;
+pub mod memcache;
 pub mod resp;
 pub mod shutdown;
 pub mod state;
 
 pub use config::ServerConfig;
 pub use connection::RespConnection;
-pub use listener::{serve, ListenAddr, Listener};
+pub use listener::{serve, serve_memcache, ListenAddr, Listener};
+pub use memcache::McConnection;
 pub use resp::{Limits, ProtocolError, RequestParser};
 pub use tiercache_engine::Engine;

@@ -1,8 +1,11 @@
 //! Accepting connections: bind, cap the number of clients, spawn a
-//! [`RespConnection`] per client, and shut down cleanly.
+//! [`RespConnection`] (or a [`McConnection`] for the memcached protocol) per
+//! client, and shut down cleanly. Both protocols share this loop, so the
+//! client cap and the shutdown path cover them alike.
 
 use crate::config::ServerConfig;
 use crate::connection::RespConnection;
+use crate::memcache::McConnection;
 use crate::shutdown::Shutdown;
 use crate::state::ServerState;
 use std::fmt;
@@ -107,6 +110,36 @@ pub(crate) enum Stream {
     Unix(UnixStream),
 }
 
+/// The protocol a listener speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Protocol {
+    Resp,
+    Memcache,
+}
+
+impl Protocol {
+    fn name(self) -> &'static str {
+        match self {
+            Protocol::Resp => "RESP",
+            Protocol::Memcache => "memcache",
+        }
+    }
+}
+
+/// Serves memcached-protocol clients on `listener`, exactly as [`serve`]
+/// serves RESP clients: same client cap (`max_clients`; over it a client
+/// gets memcached's `ERROR Too many open connections` and is closed), same
+/// shutdown sequence. Run both on one engine to serve both protocols over
+/// the same data.
+pub async fn serve_memcache(
+    listener: Listener,
+    engine: Arc<Engine>,
+    config: ServerConfig,
+    shutdown: impl Future<Output = ()>,
+) -> io::Result<()> {
+    serve_protocol(listener, engine, config, shutdown, Protocol::Memcache).await
+}
+
 /// Serves RESP clients on `listener` until `shutdown` completes, then
 /// stops accepting, lets every connection finish the batch it is running
 /// (connections notice shutdown only between batches), waits for all
@@ -119,17 +152,31 @@ pub async fn serve(
     config: ServerConfig,
     shutdown: impl Future<Output = ()>,
 ) -> io::Result<()> {
+    serve_protocol(listener, engine, config, shutdown, Protocol::Resp).await
+}
+
+async fn serve_protocol(
+    listener: Listener,
+    engine: Arc<Engine>,
+    config: ServerConfig,
+    shutdown: impl Future<Output = ()>,
+    protocol: Protocol,
+) -> io::Result<()> {
     let port = match listener.local_addr()? {
         ListenAddr::Tcp(a) => a.port(),
         ListenAddr::Unix(_) => 0,
     };
-    let permits = config.max_clients.min(Semaphore::MAX_PERMITS);
+    let limit = match &config.shared_client_slots {
+        Some(slots) => slots.clone(),
+        None => Arc::new(Semaphore::new(
+            config.max_clients.min(Semaphore::MAX_PERMITS),
+        )),
+    };
     let server = Arc::new(ServerState::new(config, port));
-    let limit = Arc::new(Semaphore::new(permits));
     let (stop_tx, stop_rx) = watch::channel(false);
     let mut tasks = JoinSet::new();
     tokio::pin!(shutdown);
-    tracing::info!(addr = %listener.local_addr()?, "RESP server listening");
+    tracing::info!(addr = %listener.local_addr()?, protocol = protocol.name(), "server listening");
     loop {
         tokio::select! {
             _ = &mut shutdown => break,
@@ -141,8 +188,8 @@ pub async fn serve(
                     let (engine, server, shutdown) = (engine.clone(), server.clone(), Shutdown::new(stop_rx.clone()));
                     tasks.spawn(async move {
                         match stream {
-                            Stream::Tcp(s) => handle(s, permit, engine, server, shutdown).await,
-                            Stream::Unix(s) => handle(s, permit, engine, server, shutdown).await,
+                            Stream::Tcp(s) => handle(s, permit, engine, server, shutdown, protocol).await,
+                            Stream::Unix(s) => handle(s, permit, engine, server, shutdown, protocol).await,
                         }
                     });
                 }
@@ -160,7 +207,11 @@ pub async fn serve(
         Listener::Tcp(_) => None,
     };
     drop(listener);
-    tracing::info!(connections = tasks.len(), "RESP server shutting down");
+    tracing::info!(
+        connections = tasks.len(),
+        protocol = protocol.name(),
+        "server shutting down"
+    );
     let _ = stop_tx.send(true);
     let drain = async {
         while let Some(res) = tasks.join_next().await {
@@ -204,18 +255,36 @@ async fn handle<S: AsyncRead + AsyncWrite + Unpin + Send>(
     engine: Arc<Engine>,
     server: Arc<ServerState>,
     mut shutdown: Shutdown,
+    protocol: Protocol,
 ) {
     let Some(_permit) = permit else {
-        let _ = stream
-            .write_all(b"-ERR max number of clients reached\r\n")
-            .await;
+        let refusal: &[u8] = match protocol {
+            Protocol::Resp => b"-ERR max number of clients reached\r\n",
+            Protocol::Memcache => {
+                server.memcache.rejected_connections.incr();
+                b"ERROR Too many open connections\r\n"
+            }
+        };
+        let _ = stream.write_all(refusal).await;
         let _ = stream.shutdown().await;
         return;
     };
     server.connected.fetch_add(1, Ordering::Relaxed);
     let _connected = Connected(server.clone());
-    let mut conn = RespConnection::new(stream, engine, server);
-    if let Err(e) = conn.run(&mut shutdown).await {
+    let result = match protocol {
+        Protocol::Resp => {
+            RespConnection::new(stream, engine, server)
+                .run(&mut shutdown)
+                .await
+        }
+        Protocol::Memcache => {
+            server.memcache.total_connections.incr();
+            McConnection::new(stream, engine, server)
+                .run(&mut shutdown)
+                .await
+        }
+    };
+    if let Err(e) = result {
         // Resets and broken pipes are the client's business, not an error of ours.
         tracing::debug!(error = %e, "connection ended with an I/O error");
     }

@@ -17,6 +17,8 @@ pub struct ServerState {
     pub connected: AtomicU64,
     /// Commands run since start.
     pub commands: AtomicU64,
+    /// The memcached front end's counters (`stats`); unused by RESP.
+    pub memcache: crate::memcache::McStats,
     next_client_id: AtomicU64,
 }
 
@@ -29,6 +31,7 @@ impl ServerState {
             port,
             connected: AtomicU64::new(0),
             commands: AtomicU64::new(0),
+            memcache: Default::default(),
             next_client_id: AtomicU64::new(1),
         }
     }

@@ -4,13 +4,20 @@
 //!
 //! ```sql
 //! CREATE TABLE tiercache_meta (name TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL);
-//! CREATE TABLE kv (key BLOB PRIMARY KEY NOT NULL, value BLOB NOT NULL, expires_at INTEGER)
-//!     WITHOUT ROWID;
+//! CREATE TABLE kv (key BLOB PRIMARY KEY NOT NULL, value BLOB NOT NULL, expires_at INTEGER,
+//!     flags INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
 //! CREATE INDEX kv_expires_at ON kv (expires_at) WHERE expires_at IS NOT NULL;
 //! ```
 //!
 //! `expires_at` is absolute Unix milliseconds (NULL never expires). Expired rows
 //! stay on disk until [`Store::purge_expired`] removes them, but are never returned.
+//! `flags` holds the entry's 32-bit client flags ([`Entry::flags`], memcached's
+//! item flags; 0 for Redis writes).
+//!
+//! Schema versions: 1 had no `flags` column; 2 adds it. Opening a version-1
+//! file migrates it in place (`ALTER TABLE ... ADD COLUMN flags ... DEFAULT 0`,
+//! per table, since several stores may share a file) and records version 2;
+//! older builds then refuse the file instead of silently dropping flags.
 //!
 //! Concurrency: one writer connection and a small pool of reader connections.
 //! The file is in WAL mode, so readers never wait for the writer. All SQLite
@@ -29,7 +36,7 @@ use std::time::Duration;
 use tiercache_engine::{now_ms, Entry, Mutation, Store, StoreError};
 
 /// The on-disk schema version this build writes and understands.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Name of the table holding the schema version (shared by every store in a file).
 const META_TABLE: &str = "tiercache_meta";
@@ -76,7 +83,7 @@ struct Inner {
     next_reader: AtomicUsize,
     /// Keys per `IN (...)` chunk.
     key_chunk: usize,
-    /// Rows per multi-row upsert chunk (three parameters each).
+    /// Rows per multi-row upsert chunk (four parameters each).
     row_chunk: usize,
     sql: Sql,
 }
@@ -122,7 +129,7 @@ fn placeholders(n: usize, per_row: usize) -> String {
 
 fn select_sql(table: &str, n: usize) -> String {
     format!(
-        "SELECT key, value, expires_at FROM {} WHERE key IN ({})",
+        "SELECT key, value, expires_at, flags FROM {} WHERE key IN ({})",
         quote(table),
         placeholders(n, 1)
     )
@@ -130,10 +137,11 @@ fn select_sql(table: &str, n: usize) -> String {
 
 fn upsert_sql(table: &str, rows: usize) -> String {
     format!(
-        "INSERT INTO {}(key, value, expires_at) VALUES {} \
-         ON CONFLICT(key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at",
+        "INSERT INTO {}(key, value, expires_at, flags) VALUES {} \
+         ON CONFLICT(key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at, \
+         flags = excluded.flags",
         quote(table),
-        placeholders(rows, 3)
+        placeholders(rows, 4)
     )
 }
 
@@ -224,9 +232,9 @@ impl SqliteStore {
         })?;
 
         let limit = usize::try_from(writer.limit(Limit::SQLITE_LIMIT_VARIABLE_NUMBER)).unwrap_or(0);
-        let max_params = limit.clamp(3, MAX_PARAMS);
+        let max_params = limit.clamp(4, MAX_PARAMS);
         let key_chunk = max_params;
-        let row_chunk = max_params / 3;
+        let row_chunk = max_params / 4;
 
         let mut readers = Vec::with_capacity(READERS);
         for _ in 0..READERS {
@@ -327,6 +335,13 @@ fn init_schema(conn: &mut Connection, path: &Path, table: &str) -> Result<(), Sc
             )?;
         }
         Some(v) if v == SCHEMA_VERSION => {}
+        // Version 1 lacks the flags column; it is added per table below.
+        Some(1) => {
+            tx.execute(
+                &format!("UPDATE {META_TABLE} SET value = ?1 WHERE name = 'schema_version'"),
+                [SCHEMA_VERSION],
+            )?;
+        }
         Some(v) => {
             return Err(SchemaError::Version(format!(
                 "sqlite {}: schema version {v} is not supported (this build understands version {SCHEMA_VERSION}); \
@@ -340,10 +355,24 @@ fn init_schema(conn: &mut Connection, path: &Path, table: &str) -> Result<(), Sc
     tx.execute(
         &format!(
             "CREATE TABLE IF NOT EXISTS {t} \
-             (key BLOB PRIMARY KEY NOT NULL, value BLOB NOT NULL, expires_at INTEGER) WITHOUT ROWID"
+             (key BLOB PRIMARY KEY NOT NULL, value BLOB NOT NULL, expires_at INTEGER, \
+              flags INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID"
         ),
         [],
     )?;
+    // A table created by a version-1 build: add the column (existing rows get flags 0).
+    let has_flags = tx
+        .prepare(&format!(
+            "SELECT 1 FROM pragma_table_info('{table}') WHERE name = 'flags'"
+        ))?
+        .exists([])?;
+    if !has_flags {
+        tx.execute(
+            &format!("ALTER TABLE {t} ADD COLUMN flags INTEGER NOT NULL DEFAULT 0"),
+            [],
+        )?;
+        tracing::info!(path = %path.display(), table, "migrated sqlite table: added the flags column");
+    }
     // Partial: most entries never expire, and purge only looks at those that do.
     tx.execute(
         &format!(
@@ -430,7 +459,9 @@ impl Inner {
                     while let Some(row) = rows.next()? {
                         let key: Vec<u8> = row.get(0)?;
                         let value: Vec<u8> = row.get(1)?;
-                        let entry = Entry::with_expiry(value, expiry_from_sql(row.get(2)?));
+                        let flags: i64 = row.get(3)?;
+                        let entry =
+                            Entry::with_flags(value, expiry_from_sql(row.get(2)?), flags as u32);
                         if !entry.is_expired_at(now) {
                             found.insert(key, entry);
                         }
@@ -452,9 +483,10 @@ impl Inner {
                 || upsert_sql(&self.table, chunk.len()),
                 |stmt| {
                     for (i, (key, entry)) in chunk.iter().enumerate() {
-                        stmt.raw_bind_parameter(3 * i + 1, &key[..])?;
-                        stmt.raw_bind_parameter(3 * i + 2, &entry.value[..])?;
-                        stmt.raw_bind_parameter(3 * i + 3, expiry_to_sql(entry.expires_at))?;
+                        stmt.raw_bind_parameter(4 * i + 1, &key[..])?;
+                        stmt.raw_bind_parameter(4 * i + 2, &entry.value[..])?;
+                        stmt.raw_bind_parameter(4 * i + 3, expiry_to_sql(entry.expires_at))?;
+                        stmt.raw_bind_parameter(4 * i + 4, i64::from(entry.flags))?;
                     }
                     stmt.raw_execute().map(drop)
                 },

@@ -251,7 +251,7 @@ async fn reopen_persists_and_file_is_plain_sqlite() {
             |r| r.get(0),
         )
         .unwrap();
-    assert_eq!(version, 1);
+    assert_eq!(version, 2);
     let mode: String = conn
         .query_row("PRAGMA journal_mode", [], |r| r.get(0))
         .unwrap();
@@ -288,7 +288,97 @@ async fn newer_schema_version_is_refused() {
     let msg = err.to_string();
     assert!(msg.contains(&path.display().to_string()), "{msg}");
     assert!(msg.contains("version 7"), "{msg}");
-    assert!(msg.contains("version 1"), "{msg}");
+    assert!(msg.contains("version 2"), "{msg}");
+}
+
+#[tokio::test]
+async fn flags_round_trip_through_upserts() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.db");
+    let store = open(&path);
+    store
+        .set_many(&[
+            (b("a"), Entry::with_flags("1", None, u32::MAX)),
+            (b("b"), Entry::with_flags("2", Some(u64::MAX / 4), 7)),
+        ])
+        .await
+        .unwrap();
+    // An upsert replaces the flags too (a Redis SET writes 0).
+    store
+        .apply(&[tiercache_engine::Mutation::Set(b("b"), Entry::new("3"))])
+        .await
+        .unwrap();
+    drop(store);
+    let got = open(&path).get_many(&[b("a"), b("b")]).await.unwrap();
+    assert_eq!(got[0], Some(Entry::with_flags("1", None, u32::MAX)));
+    assert_eq!(got[1], Some(Entry::new("3")));
+}
+
+/// A database as schema version 1 wrote it: no flags column.
+fn create_version_1(path: &std::path::Path, tables: &[&str]) {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE tiercache_meta (name TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL);
+         INSERT INTO tiercache_meta VALUES ('schema_version', 1);",
+    )
+    .unwrap();
+    for t in tables {
+        conn.execute_batch(&format!(
+            "CREATE TABLE {t} (key BLOB PRIMARY KEY NOT NULL, value BLOB NOT NULL, expires_at INTEGER) WITHOUT ROWID;
+             INSERT INTO {t} VALUES (x'6f6c64', x'7631', NULL);"
+        ))
+        .unwrap();
+    }
+}
+
+#[tokio::test]
+async fn version_1_files_are_migrated_in_place_table_by_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    create_version_1(&path, &["kv", "other"]);
+    let kv = SqliteStore::open("main", &path, "kv").unwrap();
+    // The old row reads back with flags 0, and new rows keep theirs.
+    assert_eq!(
+        kv.get_many(&[b("old")]).await.unwrap(),
+        vec![Some(Entry::new("v1"))]
+    );
+    kv.set_many(&[(b("new"), Entry::with_flags("x", None, 9))])
+        .await
+        .unwrap();
+    assert_eq!(
+        kv.get_many(&[b("new")]).await.unwrap()[0]
+            .as_ref()
+            .unwrap()
+            .flags,
+        9
+    );
+    // The second table of the same file is migrated when its store opens,
+    // although the file's version was already bumped by the first.
+    let other = SqliteStore::open("other", &path, "other").unwrap();
+    other
+        .set_many(&[(b("o"), Entry::with_flags("y", None, 3))])
+        .await
+        .unwrap();
+    assert_eq!(
+        other.get_many(&[b("old"), b("o")]).await.unwrap(),
+        vec![
+            Some(Entry::new("v1")),
+            Some(Entry::with_flags("y", None, 3))
+        ]
+    );
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let version: i64 = conn
+        .query_row(
+            "SELECT value FROM tiercache_meta WHERE name = 'schema_version'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(version, 2);
+    // Reopening a migrated file is a no-op.
+    drop((kv, other));
+    let kv = SqliteStore::open("main", &path, "kv").unwrap();
+    assert_eq!(kv.count().await.unwrap(), 2);
 }
 
 #[tokio::test]

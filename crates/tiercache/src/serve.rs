@@ -118,33 +118,49 @@ async fn serve(config: Config, data_dir: PathBuf) -> Result<(), String> {
         StopSignal::install().map_err(|e| format!("cannot install signal handlers: {e}"))?;
     std::fs::create_dir_all(&data_dir)
         .map_err(|e| format!("cannot create data dir {}: {e}", data_dir.display()))?;
-    if !config.server.memcache.is_off() {
-        let addr = &config.server.memcache;
-        tracing::warn!(listener = "memcache", %addr, "this listener is not implemented in this build yet; not listening");
-    }
     let engine = Arc::new(
         tiercache::open_engine(&config, &data_dir)
             .await
             .map_err(|e| e.to_string())?,
     );
     let resp = resolve(&config.server.resp)?;
+    let memcache = resolve(&config.server.memcache)?;
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let mut servers = tokio::task::JoinSet::new();
+    let server_config = ServerConfig {
+        limits: server::Limits {
+            max_bulk_len: config.server.max_value_bytes as usize,
+            max_key_len: config.server.max_key_bytes as usize,
+            max_request_len: config.server.max_request_bytes as usize,
+            ..Default::default()
+        },
+        max_clients: config.server.max_clients as usize,
+        idle_timeout: config.server.idle_timeout,
+        // One client cap for both protocols.
+        shared_client_slots: Some(Arc::new(tokio::sync::Semaphore::new(
+            (config.server.max_clients as usize).min(tokio::sync::Semaphore::MAX_PERMITS),
+        ))),
+        ..Default::default()
+    };
+    // The memcached listener: same engine (same data), same limits, client
+    // cap and shutdown path as RESP.
+    if let Some(addr) = &memcache {
+        let listener = server::Listener::bind(addr)
+            .await
+            .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+        let (mut stop, engine, server_config) =
+            (stop_rx.clone(), engine.clone(), server_config.clone());
+        servers.spawn(async move {
+            let shutdown = async move {
+                let _ = stop.wait_for(|s| *s).await;
+            };
+            server::serve_memcache(listener, engine, server_config, shutdown).await
+        });
+    }
     if let Some(addr) = resp {
         let listener = server::Listener::bind(&addr)
             .await
             .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-        let server_config = ServerConfig {
-            limits: server::Limits {
-                max_bulk_len: config.server.max_value_bytes as usize,
-                max_key_len: config.server.max_key_bytes as usize,
-                max_request_len: config.server.max_request_bytes as usize,
-                ..Default::default()
-            },
-            max_clients: config.server.max_clients as usize,
-            idle_timeout: config.server.idle_timeout,
-            ..Default::default()
-        };
         let mut stop = stop_rx.clone();
         let engine = engine.clone();
         servers.spawn(async move {

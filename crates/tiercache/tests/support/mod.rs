@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 pub struct Server {
     pub child: Child,
     pub port: u16,
+    /// The memcached-protocol port, when started with one.
+    pub memcache_port: Option<u16>,
     pub data_dir: PathBuf,
 }
 
@@ -30,7 +32,17 @@ impl Server {
     }
 
     pub fn start_with(data_dir: &Path, extra: &[&str]) -> Server {
+        Self::launch(data_dir, extra, None)
+    }
+
+    /// Starts with the memcached listener on a free port too.
+    pub fn start_with_memcache(data_dir: &Path) -> Server {
+        Self::launch(data_dir, &[], Some(free_port()))
+    }
+
+    fn launch(data_dir: &Path, extra: &[&str], memcache_port: Option<u16>) -> Server {
         let port = free_port();
+        let memcache = memcache_port.map_or("off".to_string(), |p| format!("127.0.0.1:{p}"));
         let log = std::fs::File::create(data_dir.with_extension(format!("{port}.log"))).unwrap();
         let child = Command::new(env!("CARGO_BIN_EXE_tiercache"))
             .args(["serve", "--data-dir"])
@@ -39,7 +51,7 @@ impl Server {
                 "--resp",
                 &format!("127.0.0.1:{port}"),
                 "--memcache",
-                "off",
+                &memcache,
                 "--admin",
                 "off",
             ])
@@ -51,6 +63,7 @@ impl Server {
         let server = Server {
             child,
             port,
+            memcache_port,
             data_dir: data_dir.to_path_buf(),
         };
         let deadline = Instant::now() + Duration::from_secs(20);
@@ -60,6 +73,12 @@ impl Server {
                 "tiercache did not start listening on {port}"
             );
             std::thread::sleep(Duration::from_millis(20));
+        }
+        if let Some(p) = memcache_port {
+            while TcpStream::connect(("127.0.0.1", p)).is_err() {
+                assert!(Instant::now() < deadline, "memcache listener not up on {p}");
+                std::thread::sleep(Duration::from_millis(20));
+            }
         }
         server
     }
@@ -206,4 +225,51 @@ pub fn require_tool(name: &str) -> Option<PathBuf> {
         eprintln!("SKIPPED: {name} is not installed; install it (see .ci/run) to run this test");
     }
     found
+}
+
+/// A blocking memcached text client for end-to-end tests.
+pub struct McText {
+    writer: TcpStream,
+    reader: BufReader<TcpStream>,
+}
+
+impl McText {
+    pub fn connect(port: u16) -> McText {
+        let s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        McText {
+            writer: s.try_clone().unwrap(),
+            reader: BufReader::new(s),
+        }
+    }
+
+    pub fn send(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.writer.write_all(bytes)
+    }
+
+    /// One reply line without its `\r\n`; `Err` at end of stream.
+    pub fn line(&mut self) -> std::io::Result<String> {
+        let mut line = String::new();
+        if self.reader.read_line(&mut line)? == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        Ok(line.trim_end_matches("\r\n").to_string())
+    }
+
+    /// `get key`: `Some((flags, value))` or `None`.
+    pub fn get(&mut self, key: &str) -> Option<(u32, Vec<u8>)> {
+        self.send(format!("get {key}\r\n").as_bytes()).unwrap();
+        let header = self.line().unwrap();
+        if header == "END" {
+            return None;
+        }
+        let parts: Vec<&str> = header.split(' ').collect();
+        assert_eq!(parts[0], "VALUE", "{header}");
+        let len: usize = parts[3].parse().unwrap();
+        let mut value = vec![0; len + 2];
+        self.reader.read_exact(&mut value).unwrap();
+        value.truncate(len);
+        assert_eq!(self.line().unwrap(), "END");
+        Some((parts[2].parse().unwrap(), value))
+    }
 }

@@ -1,0 +1,245 @@
+//! One memcached client connection: read, parse every complete request,
+//! run them all in one engine session, commit, write every reply in one
+//! write — the same cycle as [`RespConnection`](crate::RespConnection).
+//!
+//! Architecture invariant: nothing of a batch is written to the socket
+//! before `Session::commit` returned Ok; if it fails, every reply of the
+//! batch is replaced by `SERVER_ERROR ...` (for the requests that expect a
+//! reply), so no write is acknowledged unless it is durable.
+
+use super::parse::{Fatal, McParser, Parsed};
+use super::{engine_error_message, execute, Ctx, Flow, Req};
+use crate::shutdown::Shutdown;
+use crate::state::ServerState;
+use bytes::{Buf, BytesMut};
+use std::io;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use tiercache_engine::Engine;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+const READ_CHUNK: usize = 16 << 10;
+const KEEP_BUFFER: usize = 1 << 20;
+const MAX_BATCH: usize = 1024;
+
+/// One request of the batch: its slice of the flattened token ranges.
+#[derive(Clone, Copy)]
+struct Slot {
+    tokens: (usize, usize),
+    parsed: Parsed,
+}
+
+impl Slot {
+    /// Whether a reply is expected at all (`noreply` requests get none,
+    /// even for a failed commit).
+    fn silent(&self) -> bool {
+        matches!(
+            self.parsed,
+            Parsed::Store { noreply: true, .. } | Parsed::Reply { noreply: true, .. }
+        )
+    }
+}
+
+/// A memcached client connection over any byte stream.
+pub struct McConnection<S> {
+    stream: S,
+    read_buf: BytesMut,
+    out: BytesMut,
+    parser: McParser,
+    /// Token ranges of every request of the batch, flattened, relative to
+    /// the start of the read buffer.
+    tokens: Vec<(usize, usize)>,
+    requests: Vec<Slot>,
+    engine: Arc<Engine>,
+    server: Arc<ServerState>,
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin + Send> McConnection<S> {
+    /// A connection serving `stream` from `engine`.
+    pub fn new(stream: S, engine: Arc<Engine>, server: Arc<ServerState>) -> Self {
+        McConnection {
+            stream,
+            read_buf: BytesMut::with_capacity(READ_CHUNK),
+            out: BytesMut::with_capacity(READ_CHUNK),
+            parser: McParser::new(&server.config.limits),
+            tokens: Vec::new(),
+            requests: Vec::new(),
+            engine,
+            server,
+        }
+    }
+
+    /// Serves the client until it leaves, sends `quit`, breaks the
+    /// protocol, idles out, or the server shuts down.
+    pub async fn run(&mut self, shutdown: &mut Shutdown) -> io::Result<()> {
+        loop {
+            loop {
+                let (consumed, fatal) = self.parse_batch();
+                let flow = if self.requests.is_empty() {
+                    self.read_buf.advance(consumed);
+                    Flow::Continue
+                } else {
+                    self.execute_batch(consumed).await
+                };
+                self.flush().await?;
+                if let Some(Fatal(why)) = fatal {
+                    // As memcached: no reply, the connection is closed.
+                    tracing::debug!(why, "closing memcache connection after protocol error");
+                    return Ok(());
+                }
+                if flow == Flow::Close {
+                    return Ok(());
+                }
+                if self.requests.is_empty() && consumed == 0 {
+                    break;
+                }
+            }
+            if self.read_buf.is_empty() && self.read_buf.capacity() > KEEP_BUFFER {
+                self.read_buf = BytesMut::with_capacity(READ_CHUNK);
+            }
+            if shutdown.is_shutdown() {
+                return Ok(());
+            }
+            if self.read_buf.capacity() - self.read_buf.len() < READ_CHUNK / 4 {
+                self.read_buf.reserve(READ_CHUNK);
+            }
+            let idle = self.server.config.idle_timeout;
+            let read = async {
+                if idle.is_zero() {
+                    self.stream.read_buf(&mut self.read_buf).await.map(Some)
+                } else {
+                    match tokio::time::timeout(idle, self.stream.read_buf(&mut self.read_buf)).await
+                    {
+                        Ok(r) => r.map(Some),
+                        Err(_) => Ok(None),
+                    }
+                }
+            };
+            let n = tokio::select! {
+                r = read => r?,
+                _ = shutdown.recv() => return Ok(()),
+            };
+            match n {
+                Some(0) | None => return Ok(()),
+                Some(n) => self.server.memcache.bytes_read.add(n as u64),
+            }
+        }
+    }
+
+    /// Parses up to `MAX_BATCH` requests; returns the bytes they span and
+    /// the error that ends the connection, if any.
+    fn parse_batch(&mut self) -> (usize, Option<Fatal>) {
+        self.tokens.clear();
+        self.requests.clear();
+        let mut offset = 0;
+        while self.requests.len() < MAX_BATCH {
+            match self.parser.parse(&mut self.read_buf[offset..]) {
+                Ok(None) => break,
+                Ok(Some((n, parsed))) => {
+                    if parsed != Parsed::Swallowed {
+                        let first = self.tokens.len();
+                        self.tokens.extend(
+                            self.parser
+                                .tokens()
+                                .iter()
+                                .map(|&(s, e)| (s + offset, e + offset)),
+                        );
+                        self.requests.push(Slot {
+                            tokens: (first, self.tokens.len()),
+                            parsed: shift(parsed, offset),
+                        });
+                    }
+                    offset += n;
+                }
+                Err(e) => return (offset, Some(e)),
+            }
+        }
+        (offset, None)
+    }
+
+    /// Runs the parsed requests in one session and commits it.
+    async fn execute_batch(&mut self, consumed: usize) -> Flow {
+        let batch = &self.read_buf[..consumed];
+        let out_start = self.out.len();
+        let mut session = self.engine.session();
+        let mut flow = Flow::Continue;
+        let mut executed = 0;
+        for slot in &self.requests {
+            let req = Req::new(
+                batch,
+                &self.tokens[slot.tokens.0..slot.tokens.1],
+                slot.parsed,
+            );
+            let mut ctx = Ctx {
+                session: &mut session,
+                engine: &self.engine,
+                out: &mut self.out,
+                server: &self.server,
+            };
+            executed += 1;
+            if execute(&req, &mut ctx).await == Flow::Close {
+                flow = Flow::Close;
+                break;
+            }
+        }
+        self.read_buf.advance(consumed);
+        self.server
+            .commands
+            .fetch_add(executed as u64, Ordering::Relaxed);
+        if let Err(e) = session.commit().await {
+            tracing::warn!(error = %e, "commit failed; replying with errors");
+            self.out.truncate(out_start);
+            let msg = engine_error_message(&e);
+            for slot in self.requests[..executed].iter().filter(|s| !s.silent()) {
+                let _ = slot;
+                self.out.extend_from_slice(msg.as_bytes());
+                self.out.extend_from_slice(b"\r\n");
+            }
+        }
+        flow
+    }
+
+    async fn flush(&mut self) -> io::Result<()> {
+        if self.out.is_empty() {
+            return Ok(());
+        }
+        self.stream.write_all(&self.out).await?;
+        self.stream.flush().await?;
+        self.server
+            .memcache
+            .bytes_written
+            .add(self.out.len() as u64);
+        self.out.clear();
+        if self.out.capacity() > KEEP_BUFFER {
+            self.out = BytesMut::with_capacity(READ_CHUNK);
+        }
+        Ok(())
+    }
+}
+
+/// Makes a parse result's data range relative to the batch buffer.
+fn shift(parsed: Parsed, offset: usize) -> Parsed {
+    let shift = |(s, e): (usize, usize)| (s + offset, e + offset);
+    match parsed {
+        Parsed::Store {
+            cmd,
+            flags,
+            exptime,
+            cas,
+            noreply,
+            data,
+        } => Parsed::Store {
+            cmd,
+            flags,
+            exptime,
+            cas,
+            noreply,
+            data: shift(data),
+        },
+        Parsed::MetaSet { flags, data } => Parsed::MetaSet {
+            flags,
+            data: shift(data),
+        },
+        other => other,
+    }
+}

@@ -1,0 +1,138 @@
+//! `set add replace append prepend cas`, and the store logic `ms` shares:
+//! memcached's `do_store_item` as one engine read-modify-write.
+
+use super::{expiry_from_exptime, Ctx, Req, StoreCmd};
+use bytes::Bytes;
+use tiercache_engine::{now_ms, Change, EngineError, Entry};
+
+/// A storage request's item, as parsed.
+pub struct Item<'a> {
+    /// Client flags.
+    pub flags: u32,
+    /// Raw exptime.
+    pub exptime: i32,
+    /// The cas unique to compare (`cas`, `ms ... C`); 0 for none.
+    pub cas: u64,
+    /// The value, still in the read buffer.
+    pub value: &'a [u8],
+}
+
+/// memcached's `store_item_type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// `STORED` / `HD`
+    Stored,
+    /// `NOT_STORED` / `NS`
+    NotStored,
+    /// `EXISTS` / `EX`
+    Exists,
+    /// `NOT_FOUND` / `NF`
+    NotFound,
+}
+
+/// Stores `item` under `key` per `cmd`; returns the outcome and the cas
+/// unique of the stored entry (0 when nothing was stored).
+///
+/// `append`/`prepend` keep the existing flags and expiry (memcached ignores
+/// the new ones) and, given a cas, only check it; `cas` compares the unique;
+/// a result over the value limit is not stored.
+pub async fn store(
+    ctx: &mut Ctx<'_, '_>,
+    key: &[u8],
+    cmd: StoreCmd,
+    item: &Item<'_>,
+) -> Result<(Outcome, u64), EngineError> {
+    let stats = ctx.stats();
+    stats.cmd_set.incr();
+    let key = Bytes::copy_from_slice(key);
+    let now = now_ms();
+    let expires_at = expiry_from_exptime(item.exptime, now);
+    // The value is copied out of the read buffer (the memory invariant).
+    let entry = || Entry::with_flags(Bytes::copy_from_slice(item.value), expires_at, item.flags);
+    if cmd == StoreCmd::Set {
+        // No read: the plain write path, as cheap as a RESP SET.
+        let stored = ctx.session.put(key, entry()).await?;
+        stats.total_items.incr();
+        return Ok((Outcome::Stored, stored.map_or(0, |e| e.cas)));
+    }
+    let max = ctx.server.config.limits.max_bulk_len;
+    let m = ctx
+        .session
+        .modify(key, |old| match (cmd, old) {
+            (StoreCmd::Add, Some(_)) => (Change::Keep, Outcome::NotStored),
+            (StoreCmd::Replace | StoreCmd::Append | StoreCmd::Prepend, None) => {
+                (Change::Keep, Outcome::NotStored)
+            }
+            (StoreCmd::Cas, None) => (Change::Keep, Outcome::NotFound),
+            (StoreCmd::Cas, Some(e)) if e.cas != item.cas => (Change::Keep, Outcome::Exists),
+            (StoreCmd::Append | StoreCmd::Prepend, Some(e)) => {
+                if item.cas != 0 && item.cas != e.cas {
+                    return (Change::Keep, Outcome::Exists);
+                }
+                if e.value.len() + item.value.len() > max {
+                    return (Change::Keep, Outcome::NotStored);
+                }
+                let (a, b) = if cmd == StoreCmd::Append {
+                    (&e.value[..], item.value)
+                } else {
+                    (item.value, &e.value[..])
+                };
+                let mut v = Vec::with_capacity(a.len() + b.len());
+                v.extend_from_slice(a);
+                v.extend_from_slice(b);
+                (
+                    Change::Put(Entry::with_flags(v, e.expires_at, e.flags)),
+                    Outcome::Stored,
+                )
+            }
+            _ => (Change::Put(entry()), Outcome::Stored),
+        })
+        .await?;
+    match m.result {
+        Outcome::Stored => {
+            stats.total_items.incr();
+            if cmd == StoreCmd::Cas {
+                stats.cas_hits.incr();
+            }
+        }
+        Outcome::NotFound => stats.cas_misses.incr(),
+        Outcome::Exists if cmd == StoreCmd::Cas => stats.cas_badval.incr(),
+        _ => {}
+    }
+    let cas = match m.result {
+        Outcome::Stored => m.entry.map_or(0, |e| e.cas),
+        _ => 0,
+    };
+    Ok((m.result, cas))
+}
+
+/// A classic storage command: store, reply in words.
+pub async fn run_classic(
+    req: &Req<'_>,
+    ctx: &mut Ctx<'_, '_>,
+    cmd: StoreCmd,
+    item: Item<'_>,
+    noreply: bool,
+) {
+    match store(ctx, req.tok(1), cmd, &item).await {
+        Ok((outcome, _)) => {
+            let word: &[u8] = match outcome {
+                Outcome::Stored => b"STORED",
+                Outcome::NotStored => b"NOT_STORED",
+                Outcome::Exists => b"EXISTS",
+                Outcome::NotFound => b"NOT_FOUND",
+            };
+            ctx.line(noreply, word);
+        }
+        Err(e) => ctx.engine_error(noreply, &e),
+    }
+}
+
+/// An over-size `set`/`ms` value: memcached drops the key rather than let a
+/// stale value outlive a failed overwrite.
+pub async fn drop_key(req: &Req<'_>, ctx: &mut Ctx<'_, '_>) {
+    let key = Bytes::copy_from_slice(req.tok(1));
+    if let Err(e) = ctx.session.delete_many(&[key]).await {
+        tracing::warn!(error = %e, "dropping the key of an over-size value failed");
+    }
+}
