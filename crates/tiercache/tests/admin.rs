@@ -65,6 +65,7 @@ fn metrics_and_healthz_over_tcp() {
     let server = Server {
         child,
         port: resp,
+        memcache_port: None,
         data_dir: dir.path().to_path_buf(),
     };
     let connect = || TcpStream::connect(("127.0.0.1", admin));
@@ -128,6 +129,7 @@ fn healthz_over_a_unix_socket() {
     let server = Server {
         child,
         port: resp,
+        memcache_port: None,
         data_dir: dir.path().to_path_buf(),
     };
     let stream = wait_for(|| UnixStream::connect(&sock));
