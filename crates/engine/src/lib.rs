@@ -51,11 +51,12 @@ pub mod testing;
 mod writeback;
 
 pub use engine::{
-    Engine, EngineBuilder, EngineStats, Session, SetCondition, SetExpiry, SetOptions, SetOutcome,
+    Engine, EngineBuilder, EngineStats, KeyPage, Session, SetCondition, SetExpiry, SetOptions,
+    SetOutcome, Update,
 };
 pub use entry::{now_ms, Entry};
 pub use error::{EngineError, Result};
 pub use journal::{FsyncPolicy, WriteBackJournal};
 pub use memory::MemoryTier;
 pub use namespace::{NamespaceConfig, WriteMode};
-pub use store::{Mutation, Store, StoreError};
+pub use store::{KeyStats, Mutation, Store, StoreError};
