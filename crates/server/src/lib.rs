@@ -47,6 +47,7 @@
 pub mod cmd;
 pub mod config;
 pub mod connection;
+pub mod glob;
 pub mod listener;
 pub mod resp;
 pub mod shutdown;

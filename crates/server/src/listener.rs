@@ -140,8 +140,14 @@ pub async fn serve(
                     let (engine, server, shutdown) = (engine.clone(), server.clone(), Shutdown::new(stop_rx.clone()));
                     tasks.spawn(async move {
                         match stream {
-                            Stream::Tcp(s) => handle(s, permit, engine, server, shutdown).await,
-                            Stream::Unix(s) => handle(s, permit, engine, server, shutdown).await,
+                            Stream::Tcp(s) => {
+                                let addrs = tcp_addrs(&s);
+                                handle(s, addrs, permit, engine, server, shutdown).await
+                            }
+                            Stream::Unix(s) => {
+                                let addrs = unix_addrs(&s);
+                                handle(s, addrs, permit, engine, server, shutdown).await
+                            }
                         }
                     });
                 }
@@ -197,8 +203,25 @@ impl Drop for Connected {
     }
 }
 
+/// Peer and local address of a TCP connection, as `CLIENT LIST` shows them.
+fn tcp_addrs(s: &TcpStream) -> (String, String) {
+    let show = |a: io::Result<SocketAddr>| a.map(|a| a.to_string()).unwrap_or_default();
+    (show(s.peer_addr()), show(s.local_addr()))
+}
+
+/// Redis shows a unix socket client as `path:0`.
+fn unix_addrs(s: &UnixStream) -> (String, String) {
+    let path = s
+        .local_addr()
+        .ok()
+        .and_then(|a| a.as_pathname().map(|p| p.display().to_string()))
+        .unwrap_or_default();
+    (format!("{path}:0"), format!("{path}:0"))
+}
+
 async fn handle<S: AsyncRead + AsyncWrite + Unpin + Send>(
     mut stream: S,
+    (addr, laddr): (String, String),
     permit: Option<tokio::sync::OwnedSemaphorePermit>,
     engine: Arc<Engine>,
     server: Arc<ServerState>,
@@ -213,7 +236,7 @@ async fn handle<S: AsyncRead + AsyncWrite + Unpin + Send>(
     };
     server.connected.fetch_add(1, Ordering::Relaxed);
     let _connected = Connected(server.clone());
-    let mut conn = RespConnection::new(stream, engine, server);
+    let mut conn = RespConnection::with_addrs(stream, engine, server, addr, laddr);
     if let Err(e) = conn.run(&mut shutdown).await {
         // Resets and broken pipes are the client's business, not an error of ours.
         tracing::debug!(error = %e, "connection ended with an I/O error");
