@@ -49,6 +49,7 @@ pub mod config;
 pub mod connection;
 pub mod glob;
 pub mod listener;
+mod longdouble;
 pub mod resp;
 pub mod shutdown;
 pub mod state;

@@ -7,7 +7,7 @@
 //! force (tools often "set" `save ""` or `appendonly no`); anything else is
 //! refused in Redis's words rather than accepted and ignored.
 
-use super::{arity_error, glob_match, unknown_subcommand, Args, Ctx, Flow};
+use super::{arity_error, glob_match, unknown_subcommand, Args, Ctx, Flow, SYNTAX_ERROR};
 use crate::resp::reply;
 use std::time::Duration;
 
@@ -98,8 +98,10 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             get(args, ctx);
         }
     } else if args.is(1, "set") {
-        if args.len() < 4 || args.len() % 2 == 1 {
+        if args.len() < 4 {
             reply::error(ctx.out, &arity_error("config|set"));
+        } else if args.len() % 2 == 1 {
+            reply::error(ctx.out, SYNTAX_ERROR);
         } else {
             set(args, ctx);
         }
@@ -168,7 +170,8 @@ fn set(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) {
             Set::Immutable => return fail(ctx, "can't set immutable config"),
             Set::Timeout => match text.parse::<i64>() {
                 Ok(n) if (0..=2_147_483_647).contains(&n) => true,
-                _ => return fail(ctx, "argument must be between 0 and 2147483647 inclusive"),
+                Ok(_) => return fail(ctx, "argument must be between 0 and 2147483647 inclusive"),
+                Err(_) => return fail(ctx, "argument couldn't be parsed into an integer"),
             },
             Set::Requirepass => true,
             Set::Memory => match memory_value(&text) {

@@ -2,15 +2,15 @@
 //! expiry, answers (and stores) the sum as Redis prints it.
 //!
 //! Redis adds in C `long double` (x87, 64-bit mantissa) and prints with
-//! `%.17Lf`, trailing zeros trimmed. Rust has no such type, so sums are
-//! done in exact decimal arithmetic whenever that gives the same text:
-//! when every operand is below 30 in magnitude (the `long double` error
-//! then stays below the 17th decimal) or when all are integers that
-//! `long double` holds exactly. Other sums (huge magnitudes with
-//! fractions, hexadecimal input) fall back to `f64`, whose last printed
-//! digits can differ from Redis's.
+//! `%.17Lf`, trailing zeros trimmed, so `5009.5 + 0.2` is
+//! `5009.70000000000000018`. Decimal operands (mantissa below 2^127,
+//! exponent within ±60: everything clients send in practice) go through
+//! [`crate::longdouble`], which reproduces those digits exactly. Others
+//! (`inf`, exponents like `1e400`, hexadecimal floats) use `f64`; their
+//! last digits, and whether `1e400` is finite, can differ from Redis's.
 
 use super::{Args, Ctx, Flow};
+use crate::longdouble::{Dec, LongDouble};
 use crate::resp::reply;
 use tiercache_engine::{Entry, Update};
 
@@ -45,13 +45,6 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     Flow::Continue
 }
 
-/// A finite decimal `mant × 10^exp`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Dec {
-    mant: i128,
-    exp: i32,
-}
-
 /// A number as Redis's `string2ld` accepts it.
 enum Num {
     Dec(Dec),
@@ -65,15 +58,8 @@ fn add(value: &[u8], incr: &[u8]) -> Result<Vec<u8>, &'static str> {
     let a = parse(value).ok_or(NOT_A_FLOAT)?;
     let b = parse(incr).ok_or(NOT_A_FLOAT)?;
     if let (Num::Dec(x), Num::Dec(y)) = (&a, &b) {
-        if let Some(sum) = add_dec(*x, *y) {
-            let small = [*x, *y, sum].iter().all(|d| to_f64(*d).abs() < 30.0);
-            let ints = [*x, *y, sum]
-                .iter()
-                .all(|d| d.exp >= 0 && to_f64(*d).abs() < 9.2e18);
-            if small || ints {
-                return Ok(format_dec(sum).into_bytes());
-            }
-        }
+        let sum = LongDouble::from_dec(*x).add(LongDouble::from_dec(*y));
+        return Ok(trim(sum.to_fixed17()).into_bytes());
     }
     let f = |n: &Num| match n {
         Num::Dec(d) => to_f64(*d),
@@ -194,50 +180,6 @@ fn normalize(mut d: Dec) -> Dec {
     d
 }
 
-fn add_dec(a: Dec, b: Dec) -> Option<Dec> {
-    let exp = a.exp.min(b.exp);
-    let scale = |d: Dec| -> Option<i128> {
-        d.mant
-            .checked_mul(10i128.checked_pow((d.exp - exp) as u32)?)
-    };
-    Some(normalize(Dec {
-        mant: scale(a)?.checked_add(scale(b)?)?,
-        exp,
-    }))
-}
-
-/// `%.17Lf` of an exact decimal, trailing zeros trimmed, `-0` as `0`.
-fn format_dec(d: Dec) -> String {
-    let neg = d.mant < 0;
-    let mut mant = d.mant.unsigned_abs();
-    let mut exp = d.exp;
-    if exp < -17 {
-        // Round half up to 17 decimals.
-        let drop = (-17 - exp) as u32;
-        let p = 10u128.checked_pow(drop);
-        mant = match p {
-            Some(p) => (mant + p / 2) / p,
-            None => 0,
-        };
-        exp = -17;
-    }
-    let digits = mant.to_string();
-    let text = if exp >= 0 {
-        format!("{digits}{}", "0".repeat(exp as usize))
-    } else {
-        let frac = (-exp) as usize;
-        let padded = format!("{digits:0>width$}", width = frac + 1);
-        let (int, fr) = padded.split_at(padded.len() - frac);
-        format!("{int}.{fr}")
-    };
-    let text = trim(text);
-    if neg && text != "0" {
-        format!("-{text}")
-    } else {
-        text
-    }
-}
-
 /// Trims trailing zeros after a decimal point (and the point), `-0` → `0`.
 fn trim(mut s: String) -> String {
     if s.contains('.') {
@@ -276,6 +218,28 @@ mod tests {
         assert_eq!(sum("1.5", "-1.5"), "0");
         assert_eq!(sum("3.0", "0.00000000000000000001"), "3");
         assert_eq!(sum("17179869184", "1"), "17179869185");
+        assert_eq!(sum("5009.5", "0.2"), "5009.70000000000000018");
+        assert_eq!(sum("1.1", "2.2"), "3.3");
+        assert_eq!(
+            sum("3.3", "1e50"),
+            "100000000000000000003583830118858923890798487404544"
+        );
+        assert_eq!(
+            sum(
+                "100000000000000000003583830118858923890798487404544",
+                "-1e50"
+            ),
+            "0"
+        );
+        assert_eq!(sum("0.3", "3.3e-30"), "0.3");
+        assert_eq!(
+            sum("99999999999999999999999", "0.5"),
+            "100000000000000000000000"
+        );
+        assert_eq!(
+            sum("123456789012.5", "0.1"),
+            "123456789012.60000000149011612"
+        );
         assert_eq!(sum("+1", ".5"), "1.5");
         assert_eq!(sum("1", "5."), "6");
     }
