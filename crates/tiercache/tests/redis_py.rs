@@ -3,8 +3,8 @@
 //! and RESP3 — connection setup (AUTH, HELLO, CLIENT SETINFO), strings,
 //! counters, expiry, pipelines, `scan_iter`, `INFO` and `CLIENT` parsing.
 //!
-//! Skips loudly without `python3` or the `redis` package (`pip3 install
-//! redis`), unless `TIERCACHE_REQUIRE_BACKENDS=1`.
+//! Skips loudly without `python3` or the `redis` package, version 5 or later
+//! (`pip3 install 'redis>=5'`), unless `TIERCACHE_REQUIRE_BACKENDS=1`.
 
 mod support;
 
@@ -19,7 +19,10 @@ fn redis_py_uses_tiercache_like_redis() {
         return;
     };
     let has_redis_py = Command::new(&python)
-        .args(["-c", "import redis"])
+        .args([
+            "-c",
+            "import redis, sys; sys.exit(int(redis.__version__.split('.')[0]) < 5)",
+        ])
         .status()
         .is_ok_and(|s| s.success());
     if !has_redis_py {
@@ -28,7 +31,7 @@ fn redis_py_uses_tiercache_like_redis() {
                 "redis-py is not installed but TIERCACHE_REQUIRE_BACKENDS=1 (pip3 install redis)"
             );
         }
-        eprintln!("SKIPPED: redis-py is not installed; `pip3 install redis` (see .ci/run) to run this test");
+        eprintln!("SKIPPED: redis-py >= 5 (RESP3) is not installed; `pip3 install 'redis>=5'` (see .ci/run) to run this test");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
