@@ -31,6 +31,8 @@ pub struct ServerState {
     clients: Mutex<BTreeMap<u64, Arc<ClientInfo>>>,
     /// Open `SCAN` cursors.
     pub scans: ScanCursors,
+    /// `OBJECT ENCODING` answers that the value alone does not tell.
+    pub encodings: EncodingHints,
     next_client_id: AtomicU64,
 }
 
@@ -48,6 +50,7 @@ impl ServerState {
             commands: AtomicU64::new(0),
             clients: Mutex::new(BTreeMap::new()),
             scans: ScanCursors::default(),
+            encodings: EncodingHints::default(),
             next_client_id: AtomicU64::new(1),
         }
     }
@@ -314,4 +317,46 @@ impl ScanCursors {
         let c = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         c.by_id.get(&id).cloned()
     }
+}
+
+/// Most keys with an encoding hint; past it the hints start over.
+const MAX_HINTS: usize = 64 << 10;
+
+/// The encoding Redis would report for values whose history matters:
+/// a string modified in place (`APPEND` to an existing key, `SETRANGE`) is
+/// `raw` however short, and an `INCRBYFLOAT` result is never `int`.
+/// A hint holds a fingerprint of the value it was given for, so any later
+/// write of another value makes it void without the write path (`SET`)
+/// doing anything. Bounded: past [`MAX_HINTS`] keys it is cleared, and
+/// `OBJECT ENCODING` falls back to what the value alone says.
+#[derive(Debug, Default)]
+pub struct EncodingHints {
+    inner: Mutex<HashMap<Bytes, (u64, &'static str)>>,
+}
+
+impl EncodingHints {
+    /// Records that `key`, while it holds the value of fingerprint `fp`
+    /// ([`fingerprint`]), has `encoding`.
+    pub fn note(&self, key: &[u8], fp: u64, encoding: &'static str) {
+        let mut m = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if m.len() >= MAX_HINTS {
+            m.clear();
+        }
+        m.insert(Bytes::copy_from_slice(key), (fp, encoding));
+    }
+
+    /// The hinted encoding of `key` if it still holds the hinted value.
+    pub fn get(&self, key: &[u8], value: &[u8]) -> Option<&'static str> {
+        let m = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let &(fp, encoding) = m.get(key)?;
+        (fp == fingerprint(value)).then_some(encoding)
+    }
+}
+
+/// A 64-bit fingerprint of a value (SipHash, length included).
+pub fn fingerprint(value: &[u8]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    value.hash(&mut h);
+    h.finish()
 }

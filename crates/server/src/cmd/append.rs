@@ -3,6 +3,7 @@
 
 use super::{Args, Ctx, Flow, TOO_BIG};
 use crate::resp::reply;
+use crate::state::fingerprint;
 use tiercache_engine::{Entry, Update};
 
 pub async fn append(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
@@ -20,15 +21,22 @@ pub async fn append(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
                 v.extend_from_slice(&e.value);
             }
             v.extend_from_slice(suffix);
+            // Appending to an existing string makes it `raw` in Redis.
+            let fp = old.is_some().then(|| fingerprint(&v));
             let update = match old {
                 Some(e) => Update::SetEntry(Entry::with_expiry(v, e.expires_at)),
                 None => Update::Set(v.into()),
             };
-            (update, Ok(len))
+            (update, Ok((len, fp)))
         })
         .await;
     match r {
-        Ok(Ok(len)) => reply::integer(ctx.out, len as i64),
+        Ok(Ok((len, fp))) => {
+            if let Some(fp) = fp {
+                ctx.server.encodings.note(args.get(1), fp, "raw");
+            }
+            reply::integer(ctx.out, len as i64);
+        }
         Ok(Err(())) => reply::error(ctx.out, TOO_BIG),
         Err(e) => ctx.engine_error(&e),
     }

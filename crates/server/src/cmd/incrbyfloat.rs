@@ -38,7 +38,14 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         })
         .await;
     match r {
-        Ok(Ok(sum)) => reply::bulk(ctx.out, &sum),
+        Ok(Ok(sum)) => {
+            // Redis stores the sum as a string object, never `int`.
+            let encoding = if sum.len() <= 44 { "embstr" } else { "raw" };
+            ctx.server
+                .encodings
+                .note(args.get(1), crate::state::fingerprint(&sum), encoding);
+            reply::bulk(ctx.out, &sum);
+        }
         Ok(Err(msg)) => reply::error(ctx.out, msg),
         Err(e) => ctx.engine_error(&e),
     }

@@ -1,7 +1,8 @@
 //! `OBJECT ENCODING key`: the encoding Redis would report for the value:
 //! `int` for a canonical 64-bit integer, `embstr` up to 44 bytes, `raw`
-//! beyond. (Redis reports `raw` for a short string modified in place by
-//! `APPEND` or `SETRANGE`; values here carry no such history.)
+//! beyond — unless the value's history says otherwise (`raw` after
+//! `APPEND`/`SETRANGE`, never `int` after `INCRBYFLOAT`), which the
+//! server's [`EncodingHints`](crate::state::EncodingHints) remember.
 
 use super::{arity_error, parse_i64, unknown_subcommand, Args, Ctx, Flow};
 use crate::resp::reply;
@@ -24,7 +25,14 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         return Flow::Continue;
     }
     match ctx.session.get(args.get(2)).await {
-        Ok(Some(e)) => reply::bulk(ctx.out, encoding(&e.value).as_bytes()),
+        Ok(Some(e)) => {
+            let enc = ctx
+                .server
+                .encodings
+                .get(args.get(2), &e.value)
+                .unwrap_or_else(|| encoding(&e.value));
+            reply::bulk(ctx.out, enc.as_bytes());
+        }
         Ok(None) => ctx.null(),
         Err(e) => ctx.engine_error(&e),
     }

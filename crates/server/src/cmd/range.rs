@@ -4,6 +4,7 @@
 
 use super::{parse_i64, Args, Ctx, Flow, NOT_AN_INTEGER, TOO_BIG};
 use crate::resp::reply;
+use crate::state::fingerprint;
 use tiercache_engine::{Entry, Update};
 
 pub async fn getrange(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
@@ -61,7 +62,7 @@ pub async fn setrange(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             let old_len = old.map_or(0, |e| e.value.len());
             if patch.is_empty() {
                 // Nothing to write: the current length, and no key is created.
-                return (Update::Keep, Ok(old_len));
+                return (Update::Keep, Ok((old_len, None)));
             }
             let end = match offset.checked_add(patch.len() as i64) {
                 Some(end) if end <= max => end as usize,
@@ -73,15 +74,22 @@ pub async fn setrange(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             }
             v[offset as usize..end].copy_from_slice(patch);
             let len = v.len();
+            // A string written in place is `raw` in Redis.
+            let fp = fingerprint(&v);
             let update = match old {
                 Some(e) => Update::SetEntry(Entry::with_expiry(v, e.expires_at)),
                 None => Update::Set(v.into()),
             };
-            (update, Ok(len))
+            (update, Ok((len, Some(fp))))
         })
         .await;
     match r {
-        Ok(Ok(len)) => reply::integer(ctx.out, len as i64),
+        Ok(Ok((len, fp))) => {
+            if let Some(fp) = fp {
+                ctx.server.encodings.note(args.get(1), fp, "raw");
+            }
+            reply::integer(ctx.out, len as i64);
+        }
         Ok(Err(())) => reply::error(ctx.out, TOO_BIG),
         Err(e) => ctx.engine_error(&e),
     }
