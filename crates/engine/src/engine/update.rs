@@ -38,7 +38,8 @@ impl Session<'_> {
     /// let len = s.update(b"k", |old| {
     ///     let mut v = old.map_or_else(Vec::new, |e| e.value.to_vec());
     ///     v.extend_from_slice(b"abc");
-    ///     (v.len(), Update::Set(v.into()))
+    ///     let len = v.len();
+    ///     (Update::Set(v.into()), len)
     /// }).await.unwrap();
     /// assert_eq!(len, 3);
     /// s.commit().await.unwrap();
