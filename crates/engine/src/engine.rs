@@ -23,6 +23,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+mod keyspace;
+mod update;
+
+pub use keyspace::KeyPage;
+pub use update::Update;
+
 /// What `SET` does with the key's expiry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum SetExpiry {

@@ -56,7 +56,8 @@ pub mod testing;
 mod writeback;
 
 pub use engine::{
-    Engine, EngineBuilder, EngineStats, Session, SetCondition, SetExpiry, SetOptions, SetOutcome,
+    Engine, EngineBuilder, EngineStats, KeyPage, Session, SetCondition, SetExpiry, SetOptions,
+    SetOutcome, Update,
 };
 pub use entry::{now_ms, Entry};
 pub use error::{EngineError, Result};
@@ -64,4 +65,4 @@ pub use journal::{FsyncPolicy, WriteBackJournal};
 pub use memory::MemoryTier;
 pub use modify::{CasOutcome, Change, Modified};
 pub use namespace::{NamespaceConfig, WriteMode};
-pub use store::{Mutation, Store, StoreError};
+pub use store::{KeyStats, Mutation, Store, StoreError};

@@ -170,6 +170,16 @@ impl MemoryTier {
         n
     }
 
+    /// Calls `f` with every live entry at `now` (a scan under each shard's
+    /// read lock in turn: keep `f` short).
+    pub fn for_each_live(&self, now: u64, mut f: impl FnMut(&Bytes, &Entry)) {
+        self.cache.for_each(|k, c| {
+            if !c.entry.is_expired_at(now) {
+                f(k, &c.entry);
+            }
+        });
+    }
+
     /// True when empty.
     pub fn is_empty(&self) -> bool {
         self.len() == 0

@@ -3,6 +3,7 @@
 use crate::entry::Entry;
 use async_trait::async_trait;
 use bytes::Bytes;
+use std::ops::Bound;
 
 /// One change in a batch handed to [`Store::apply`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,6 +41,57 @@ impl StoreError {
             message: cause.to_string(),
         }
     }
+}
+
+/// Counts over a set of live keys (`DBSIZE`, `INFO keyspace`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KeyStats {
+    /// Live keys.
+    pub keys: u64,
+    /// Live keys that have an expiry.
+    pub expires: u64,
+    /// Average remaining time to live of the keys that have an expiry, in
+    /// milliseconds (0 when none has).
+    pub avg_ttl_ms: u64,
+}
+
+impl KeyStats {
+    /// The stats of the union of two disjoint key sets.
+    pub fn merge(self, other: KeyStats) -> KeyStats {
+        let expires = self.expires + other.expires;
+        let avg_ttl_ms = if expires == 0 {
+            0
+        } else {
+            ((self.avg_ttl_ms as u128 * self.expires as u128
+                + other.avg_ttl_ms as u128 * other.expires as u128)
+                / expires as u128) as u64
+        };
+        KeyStats {
+            keys: self.keys + other.keys,
+            expires,
+            avg_ttl_ms,
+        }
+    }
+}
+
+/// True when `key` lies in a key listing that starts at `start` (byte
+/// order) and keeps only keys beginning with `prefix`: the filter every
+/// [`Store::scan_keys`] applies.
+///
+/// ```
+/// use std::ops::Bound;
+/// use tiercache_engine::store::in_scan_range;
+/// assert!(in_scan_range(b"user:2", Bound::Excluded(b"user:1"), b"user:"));
+/// assert!(!in_scan_range(b"user:1", Bound::Excluded(b"user:1"), b"user:"));
+/// assert!(!in_scan_range(b"zz", Bound::Unbounded, b"user:"));
+/// ```
+pub fn in_scan_range(key: &[u8], start: Bound<&[u8]>, prefix: &[u8]) -> bool {
+    key.starts_with(prefix)
+        && match start {
+            Bound::Unbounded => true,
+            Bound::Included(s) => key >= s,
+            Bound::Excluded(s) => key > s,
+        }
 }
 
 /// A backend below the memory tier. The last store of a namespace is its system of record.
@@ -91,6 +143,37 @@ pub trait Store: Send + Sync + 'static {
 
     /// Removes every key.
     async fn clear(&self) -> Result<(), StoreError>;
+
+    /// Up to `limit` live keys at `now_ms`, in byte order, from `start` on,
+    /// keeping only those that begin with `prefix` (see [`in_scan_range`]).
+    /// Fewer than `limit` keys means there are no more. `SCAN` and `KEYS`
+    /// page through the system of record with this.
+    ///
+    /// The default says the store cannot list its keys; every store that
+    /// can be a system of record should implement it.
+    async fn scan_keys(
+        &self,
+        _start: Bound<&[u8]>,
+        _prefix: &[u8],
+        _limit: usize,
+        _now_ms: u64,
+    ) -> Result<Vec<Bytes>, StoreError> {
+        Err(StoreError::new(
+            self.name(),
+            "this store cannot list its keys (needed by SCAN and KEYS)",
+        ))
+    }
+
+    /// Key counts at `now_ms`: live keys, how many have an expiry, and
+    /// their average remaining TTL. The default knows only [`Store::count`]
+    /// and reports no expiring keys; stores that keep expiries should
+    /// override it.
+    async fn key_stats(&self, _now_ms: u64) -> Result<KeyStats, StoreError> {
+        Ok(KeyStats {
+            keys: self.count().await?,
+            ..KeyStats::default()
+        })
+    }
 
     /// Physically removes expired entries; returns how many. Stores that expire
     /// on their own (Redis, memcached) keep the default no-op.

@@ -3,11 +3,12 @@
 //! show that nothing acknowledged is lost while a store is down.
 
 use crate::entry::{now_ms, Entry};
-use crate::store::{Mutation, Store, StoreError};
+use crate::store::{in_scan_range, KeyStats, Mutation, Store, StoreError};
 use async_trait::async_trait;
 use bytes::Bytes;
 use parking_lot::Mutex;
 use std::collections::HashMap;
+use std::ops::Bound;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -118,6 +119,42 @@ impl Store for MemoryStore {
         Ok(())
     }
 
+    async fn scan_keys(
+        &self,
+        start: Bound<&[u8]>,
+        prefix: &[u8],
+        limit: usize,
+        now: u64,
+    ) -> Result<Vec<Bytes>, StoreError> {
+        let mut keys: Vec<Bytes> = self
+            .map
+            .lock()
+            .iter()
+            .filter(|(k, e)| !e.is_expired_at(now) && in_scan_range(k, start, prefix))
+            .map(|(k, _)| k.clone())
+            .collect();
+        keys.sort_unstable();
+        keys.truncate(limit);
+        Ok(keys)
+    }
+
+    async fn key_stats(&self, now: u64) -> Result<KeyStats, StoreError> {
+        let map = self.map.lock();
+        let mut stats = KeyStats::default();
+        let mut ttl_sum: u128 = 0;
+        for e in map.values().filter(|e| !e.is_expired_at(now)) {
+            stats.keys += 1;
+            if let Some(ttl) = e.ttl_ms_at(now) {
+                stats.expires += 1;
+                ttl_sum += ttl as u128;
+            }
+        }
+        if stats.expires > 0 {
+            stats.avg_ttl_ms = (ttl_sum / stats.expires as u128) as u64;
+        }
+        Ok(stats)
+    }
+
     async fn purge_expired(&self, now: u64) -> Result<u64, StoreError> {
         let mut map = self.map.lock();
         let before = map.len();
@@ -196,6 +233,20 @@ impl<S: Store> Store for FlakyStore<S> {
     async fn clear(&self) -> Result<(), StoreError> {
         self.check()?;
         self.inner.clear().await
+    }
+    async fn scan_keys(
+        &self,
+        start: Bound<&[u8]>,
+        prefix: &[u8],
+        limit: usize,
+        now: u64,
+    ) -> Result<Vec<Bytes>, StoreError> {
+        self.check()?;
+        self.inner.scan_keys(start, prefix, limit, now).await
+    }
+    async fn key_stats(&self, now: u64) -> Result<KeyStats, StoreError> {
+        self.check()?;
+        self.inner.key_stats(now).await
     }
     async fn purge_expired(&self, now: u64) -> Result<u64, StoreError> {
         self.check()?;

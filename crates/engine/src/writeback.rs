@@ -218,6 +218,30 @@ impl WriteBack {
             .map(|d| d.op.clone())
     }
 
+    /// The newest dirty operation of every queued key in a key listing's
+    /// range (see [`crate::store::in_scan_range`]), pending over in flight.
+    pub(crate) fn dirty_in_range(
+        &self,
+        start: std::ops::Bound<&[u8]>,
+        prefix: &[u8],
+    ) -> Vec<(Bytes, Option<Entry>)> {
+        use crate::store::in_scan_range;
+        let q = self.queue.lock();
+        let mut out: Vec<(Bytes, Option<Entry>)> = q
+            .pending
+            .iter()
+            .filter(|(k, _)| in_scan_range(k, start, prefix))
+            .map(|(k, d)| (k.clone(), d.op.clone()))
+            .collect();
+        out.extend(
+            q.inflight
+                .iter()
+                .filter(|(k, _)| in_scan_range(k, start, prefix) && !q.pending.contains_key(*k))
+                .map(|(k, d)| (k.clone(), d.op.clone())),
+        );
+        out
+    }
+
     /// Dirty keys (pending and in flight).
     pub(crate) fn pending_len(&self) -> usize {
         let q = self.queue.lock();

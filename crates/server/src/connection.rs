@@ -49,10 +49,19 @@ pub struct RespConnection<S> {
 impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
     /// A connection serving `stream` from `engine`.
     pub fn new(stream: S, engine: Arc<Engine>, server: Arc<ServerState>) -> Self {
-        let client = ClientState {
-            id: server.next_client_id(),
-            name: None,
-        };
+        Self::with_addrs(stream, engine, server, String::new(), String::new())
+    }
+
+    /// A connection whose peer and local addresses `CLIENT LIST` shows.
+    pub fn with_addrs(
+        stream: S,
+        engine: Arc<Engine>,
+        server: Arc<ServerState>,
+        addr: String,
+        laddr: String,
+    ) -> Self {
+        let client = ClientState::new(&server, addr, laddr);
+        server.register(client.info.clone());
         RespConnection {
             stream,
             read_buf: BytesMut::with_capacity(READ_CHUNK),
@@ -104,7 +113,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
             if self.read_buf.capacity() - self.read_buf.len() < READ_CHUNK / 4 {
                 self.read_buf.reserve(READ_CHUNK);
             }
-            let idle = self.server.config.idle_timeout;
+            let idle = self.server.idle_timeout();
             let read = async {
                 if idle.is_zero() {
                     self.stream.read_buf(&mut self.read_buf).await.map(Some)
@@ -163,6 +172,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
     async fn execute_batch(&mut self, consumed: usize) -> Flow {
         let batch = &self.read_buf[..consumed];
         let out_start = self.out.len();
+        self.client.info.last_active_ms.store(
+            self.client.info.created.elapsed().as_millis() as u64,
+            Ordering::Relaxed,
+        );
         let mut session = self.engine.session();
         let mut flow = Flow::Continue;
         let mut executed = 0;
@@ -208,5 +221,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
             self.out = BytesMut::with_capacity(READ_CHUNK);
         }
         Ok(())
+    }
+}
+
+impl<S> Drop for RespConnection<S> {
+    fn drop(&mut self) {
+        self.server.unregister(self.client.id);
     }
 }

@@ -1,5 +1,8 @@
-//! Protocol front ends for the tiercache engine: a Redis-protocol (RESP2)
-//! server whose every command runs against an [`Engine`] session.
+//! Protocol front ends for the tiercache engine: a Redis-protocol server
+//! (RESP2, and RESP3 after `HELLO 3`) whose every command runs against an
+//! [`Engine`] session. It answers the SPEC's string and key-space commands
+//! with Redis 7's options, reply types and error wording, checked against a
+//! real `redis-server` by `tests/redis_diff.rs`.
 //!
 //! What it is not: no storage logic (that is `tiercache-engine`: tiers,
 //! write modes, journals) and no SQL or store client code (that is
@@ -8,20 +11,37 @@
 //!
 //! Map:
 //! - [`resp`]: the wire protocol without I/O — [`resp::RequestParser`], a
-//!   one-pass, resumable request parser that yields argument ranges into the
-//!   read buffer and enforces [`Limits`]; [`resp::reply`], reply encoding.
+//!   one-pass, resumable request parser (multibulk and inline) that yields
+//!   argument ranges into the read buffer and enforces [`Limits`];
+//!   [`resp::reply`], reply encoding, per [`resp::Proto`] where RESP3
+//!   differs (nulls, maps, sets, doubles, verbatim strings).
 //! - [`connection`]: [`RespConnection`], one client: read, parse every
 //!   buffered request, run them in one session, commit, write all replies
 //!   in one write.
-//! - [`cmd`]: one file per command, the dispatch table and `COMMAND` specs.
+//! - [`cmd`]: one file per command (or small family), the dispatch table
+//!   and `COMMAND` specs; arity, `NOAUTH` and key-size checks happen once,
+//!   at dispatch.
+//! - [`glob`]: Redis's `stringmatchlen` (`KEYS`, `SCAN MATCH`, `CONFIG GET`).
 //! - [`listener`]: [`ListenAddr`], [`Listener`] and [`serve`]: accept loop,
 //!   client cap, clean shutdown.
 //! - [`shutdown`]: how connections learn that the server is stopping.
 //! - [`admin`]: the admin HTTP listener (`/metrics`, `/healthz`).
-//! - [`config`]: [`ServerConfig`]; [`state`]: counters shared for `INFO`.
+//! - [`config`]: [`ServerConfig`] (limits, clients, idle timeout,
+//!   `requirepass`); [`state`]: what connections share — counters for
+//!   `INFO`, the client registry (`CLIENT LIST`), open `SCAN` cursors, the
+//!   password in force — and each connection's own state (protocol,
+//!   authentication).
 //!
-//! Architecture invariant: a batch's replies are written only after its
-//! session committed, so an acknowledged write-back write is durable.
+//! `SCAN` lists the key space in byte order through
+//! `Session::scan_keys`, so a cursor is a number standing for the last key
+//! returned: every key present for the whole scan is returned exactly once.
+//! `INCRBYFLOAT` reproduces Redis's x87 `long double` arithmetic and
+//! printing (a private module), so its digits match Redis's.
+//!
+//! Architecture invariants: a batch's replies are written only after its
+//! session committed, so an acknowledged write-back write is durable; when
+//! a password is set, no command but `AUTH`, `HELLO`, `QUIT` and `RESET`
+//! touches the engine before the connection authenticated.
 //!
 //! # Example
 //!
@@ -49,8 +69,10 @@ pub mod admin;
 pub mod cmd;
 pub mod config;
 pub mod connection;
+pub mod glob;
 pub mod listener;
 pub mod memcache;
+mod longdouble;
 pub mod resp;
 pub mod shutdown;
 pub mod state;

@@ -188,8 +188,14 @@ async fn serve_protocol(
                     let (engine, server, shutdown) = (engine.clone(), server.clone(), Shutdown::new(stop_rx.clone()));
                     tasks.spawn(async move {
                         match stream {
-                            Stream::Tcp(s) => handle(s, permit, engine, server, shutdown, protocol).await,
-                            Stream::Unix(s) => handle(s, permit, engine, server, shutdown, protocol).await,
+                            Stream::Tcp(s) => {
+                                let addrs = tcp_addrs(&s);
+                                handle(s, addrs, permit, engine, server, shutdown, protocol).await
+                            }
+                            Stream::Unix(s) => {
+                                let addrs = unix_addrs(&s);
+                                handle(s, addrs, permit, engine, server, shutdown, protocol).await
+                            }
                         }
                     });
                 }
@@ -249,8 +255,25 @@ impl Drop for Connected {
     }
 }
 
+/// Peer and local address of a TCP connection, as `CLIENT LIST` shows them.
+fn tcp_addrs(s: &TcpStream) -> (String, String) {
+    let show = |a: io::Result<SocketAddr>| a.map(|a| a.to_string()).unwrap_or_default();
+    (show(s.peer_addr()), show(s.local_addr()))
+}
+
+/// Redis shows a unix socket client as `path:0`.
+fn unix_addrs(s: &UnixStream) -> (String, String) {
+    let path = s
+        .local_addr()
+        .ok()
+        .and_then(|a| a.as_pathname().map(|p| p.display().to_string()))
+        .unwrap_or_default();
+    (format!("{path}:0"), format!("{path}:0"))
+}
+
 async fn handle<S: AsyncRead + AsyncWrite + Unpin + Send>(
     mut stream: S,
+    (addr, laddr): (String, String),
     permit: Option<tokio::sync::OwnedSemaphorePermit>,
     engine: Arc<Engine>,
     server: Arc<ServerState>,
@@ -273,7 +296,7 @@ async fn handle<S: AsyncRead + AsyncWrite + Unpin + Send>(
     let _connected = Connected(server.clone());
     let result = match protocol {
         Protocol::Resp => {
-            RespConnection::new(stream, engine, server)
+            RespConnection::with_addrs(stream, engine, server, addr, laddr)
                 .run(&mut shutdown)
                 .await
         }

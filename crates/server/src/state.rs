@@ -1,10 +1,15 @@
 //! State shared by all connections of one server, and per connection.
 
 use crate::config::ServerConfig;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
+use crate::resp::Proto;
+use bytes::Bytes;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
 
-/// Server-wide state: settings and counters for `INFO`.
+/// Server-wide state: settings, the client registry, `SCAN` cursors and
+/// counters for `INFO`.
 #[derive(Debug)]
 pub struct ServerState {
     /// The settings the server was started with.
@@ -15,10 +20,21 @@ pub struct ServerState {
     pub port: u16,
     /// Connections open now.
     pub connected: AtomicU64,
+    /// Connections accepted since start.
+    pub connections_received: AtomicU64,
     /// Commands run since start.
     pub commands: AtomicU64,
     /// The memcached front end's counters (`stats`); unused by RESP.
     pub memcache: crate::memcache::McStats,
+    /// The `requirepass` in force (`CONFIG SET requirepass` changes it).
+    requirepass: RwLock<Option<Vec<u8>>>,
+    /// Idle client timeout in milliseconds (`CONFIG SET timeout`), 0 = never.
+    idle_timeout_ms: AtomicU64,
+    clients: Mutex<BTreeMap<u64, Arc<ClientInfo>>>,
+    /// Open `SCAN` cursors.
+    pub scans: ScanCursors,
+    /// `OBJECT ENCODING` answers that the value alone does not tell.
+    pub encodings: EncodingHints,
     next_client_id: AtomicU64,
 }
 
@@ -26,12 +42,18 @@ impl ServerState {
     /// Fresh state for a server on `port`.
     pub fn new(config: ServerConfig, port: u16) -> Self {
         ServerState {
+            requirepass: RwLock::new(config.requirepass.clone().map(String::into_bytes)),
+            idle_timeout_ms: AtomicU64::new(config.idle_timeout.as_millis() as u64),
             config,
             started: Instant::now(),
             port,
             connected: AtomicU64::new(0),
+            connections_received: AtomicU64::new(0),
             commands: AtomicU64::new(0),
             memcache: Default::default(),
+            clients: Mutex::new(BTreeMap::new()),
+            scans: ScanCursors::default(),
+            encodings: EncodingHints::default(),
             next_client_id: AtomicU64::new(1),
         }
     }
@@ -40,13 +62,304 @@ impl ServerState {
     pub fn next_client_id(&self) -> u64 {
         self.next_client_id.fetch_add(1, Ordering::Relaxed)
     }
+
+    /// True when clients must `AUTH` before anything else.
+    pub fn auth_required(&self) -> bool {
+        self.requirepass
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
+    }
+
+    /// The current `requirepass` (empty when unset), for `CONFIG GET`.
+    pub fn requirepass(&self) -> Vec<u8> {
+        self.requirepass
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+            .unwrap_or_default()
+    }
+
+    /// Sets or (with an empty password) clears `requirepass`. Connections
+    /// already authenticated stay so, as in Redis.
+    pub fn set_requirepass(&self, pass: &[u8]) {
+        *self.requirepass.write().unwrap_or_else(|e| e.into_inner()) =
+            (!pass.is_empty()).then(|| pass.to_vec());
+    }
+
+    /// Checks a password for user `default` in constant time (for a given
+    /// length). Without `requirepass` any password is accepted, as Redis's
+    /// `nopass` default user does.
+    pub fn check_password(&self, pass: &[u8]) -> bool {
+        match &*self.requirepass.read().unwrap_or_else(|e| e.into_inner()) {
+            None => true,
+            Some(expected) => constant_time_eq(expected, pass),
+        }
+    }
+
+    /// How long a connection may idle; zero means forever.
+    pub fn idle_timeout(&self) -> Duration {
+        Duration::from_millis(self.idle_timeout_ms.load(Ordering::Relaxed))
+    }
+
+    /// Changes the idle timeout (`CONFIG SET timeout`); zero means never.
+    pub fn set_idle_timeout(&self, timeout: Duration) {
+        self.idle_timeout_ms
+            .store(timeout.as_millis() as u64, Ordering::Relaxed);
+    }
+
+    /// Adds a connection to the registry (`CLIENT LIST`).
+    pub fn register(&self, info: Arc<ClientInfo>) {
+        self.connections_received.fetch_add(1, Ordering::Relaxed);
+        self.clients
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(info.id, info);
+    }
+
+    /// Removes a connection from the registry.
+    pub fn unregister(&self, id: u64) {
+        self.clients
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&id);
+    }
+
+    /// Every registered connection, by id.
+    pub fn clients(&self) -> Vec<Arc<ClientInfo>> {
+        self.clients
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .cloned()
+            .collect()
+    }
 }
 
-/// One connection's state.
-#[derive(Debug, Default)]
+/// Compares two byte strings in time that depends only on their lengths.
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    let mut diff = (a.len() ^ b.len()) as u64;
+    for i in 0..a.len().max(b.len()) {
+        let x = a.get(i).copied().unwrap_or(0);
+        let y = b.get(i).copied().unwrap_or(0);
+        diff |= std::hint::black_box((x ^ y) as u64);
+    }
+    diff == 0
+}
+
+/// One connection as `CLIENT LIST` / `CLIENT INFO` show it; shared between
+/// the connection and the server's registry.
+#[derive(Debug)]
+pub struct ClientInfo {
+    /// `CLIENT ID`.
+    pub id: u64,
+    /// Peer address (`ip:port`, or the socket path for unix sockets).
+    pub addr: String,
+    /// Local address.
+    pub laddr: String,
+    /// When the connection was accepted.
+    pub created: Instant,
+    /// Milliseconds after `created` of the last command batch.
+    pub last_active_ms: AtomicU64,
+    /// The protocol version the client chose (2 or 3).
+    pub resp: AtomicU64,
+    /// `CLIENT NO-EVICT` (accepted; connections are never evicted here).
+    pub no_evict: AtomicBool,
+    /// Name (`CLIENT SETNAME`), library name and version (`CLIENT SETINFO`).
+    pub names: Mutex<ClientNames>,
+}
+
+/// The names a client gives itself.
+#[derive(Debug, Default, Clone)]
+pub struct ClientNames {
+    /// `CLIENT SETNAME` / `HELLO ... SETNAME`.
+    pub name: Option<Vec<u8>>,
+    /// `CLIENT SETINFO LIB-NAME`.
+    pub lib_name: Option<Vec<u8>>,
+    /// `CLIENT SETINFO LIB-VER`.
+    pub lib_ver: Option<Vec<u8>>,
+}
+
+impl ClientInfo {
+    /// A fresh client record.
+    pub fn new(id: u64, addr: String, laddr: String) -> Self {
+        ClientInfo {
+            id,
+            addr,
+            laddr,
+            created: Instant::now(),
+            last_active_ms: AtomicU64::new(0),
+            resp: AtomicU64::new(2),
+            no_evict: AtomicBool::new(false),
+            names: Mutex::new(ClientNames::default()),
+        }
+    }
+
+    /// A copy of the names.
+    pub fn names(&self) -> ClientNames {
+        self.names.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Updates the names.
+    pub fn with_names<T>(&self, f: impl FnOnce(&mut ClientNames) -> T) -> T {
+        f(&mut self.names.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// One `CLIENT LIST` line (with its trailing newline), in Redis 7's
+    /// field order. Fields that have no meaning here (buffers, memory) are
+    /// reported as zero.
+    pub fn line(&self, cmd: &str) -> String {
+        let names = self.names();
+        let text = |b: &Option<Vec<u8>>| {
+            b.as_deref()
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+                .unwrap_or_default()
+        };
+        let age = self.created.elapsed();
+        let idle = age
+            .as_millis()
+            .saturating_sub(self.last_active_ms.load(Ordering::Relaxed) as u128)
+            / 1000;
+        format!(
+            "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db=0 sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}\n",
+            self.id,
+            self.addr,
+            self.laddr,
+            text(&names.name),
+            age.as_secs(),
+            idle,
+            if self.no_evict.load(Ordering::Relaxed) { "e" } else { "N" },
+            cmd,
+            self.resp.load(Ordering::Relaxed),
+            text(&names.lib_name),
+            text(&names.lib_ver),
+        )
+    }
+}
+
+/// One connection's own state.
+#[derive(Debug)]
 pub struct ClientState {
     /// `CLIENT ID`.
     pub id: u64,
-    /// `CLIENT SETNAME`.
-    pub name: Option<Vec<u8>>,
+    /// The reply protocol (`HELLO`).
+    pub proto: Proto,
+    /// False until `AUTH` succeeds when a password is required.
+    pub authenticated: bool,
+    /// What `CLIENT LIST` shows of this connection.
+    pub info: Arc<ClientInfo>,
+}
+
+impl ClientState {
+    /// State for a new connection to `server`.
+    pub fn new(server: &ServerState, addr: String, laddr: String) -> Self {
+        let id = server.next_client_id();
+        ClientState {
+            id,
+            proto: Proto::Resp2,
+            authenticated: !server.auth_required(),
+            info: Arc::new(ClientInfo::new(id, addr, laddr)),
+        }
+    }
+
+    /// Switches the reply protocol.
+    pub fn set_proto(&mut self, proto: Proto) {
+        self.proto = proto;
+        self.info
+            .resp
+            .store(proto.version() as u64, Ordering::Relaxed);
+    }
+}
+
+/// Most `SCAN` cursors kept open at once; the oldest is forgotten first.
+const MAX_CURSORS: usize = 16 << 10;
+/// Most key bytes held by open cursors.
+const MAX_CURSOR_BYTES: usize = 16 << 20;
+
+/// Open `SCAN` cursors: a cursor number stands for the last key a page
+/// returned, so the next page resumes right after it. Shared by all
+/// connections (a client's pool may continue a scan on another
+/// connection); bounded in count and bytes, oldest forgotten first.
+#[derive(Debug, Default)]
+pub struct ScanCursors {
+    inner: Mutex<Cursors>,
+}
+
+#[derive(Debug, Default)]
+struct Cursors {
+    by_id: HashMap<u64, Bytes>,
+    order: VecDeque<u64>,
+    bytes: usize,
+    next: u64,
+}
+
+impl ScanCursors {
+    /// A new cursor number standing for "after `key`".
+    pub fn open(&self, key: Bytes) -> u64 {
+        let mut c = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        // Cursor numbers never repeat within a run and are never 0.
+        c.next += 1;
+        let id = c.next;
+        c.bytes += key.len();
+        c.by_id.insert(id, key);
+        c.order.push_back(id);
+        while c.order.len() > MAX_CURSORS || c.bytes > MAX_CURSOR_BYTES {
+            let Some(old) = c.order.pop_front() else {
+                break;
+            };
+            if let Some(k) = c.by_id.remove(&old) {
+                c.bytes -= k.len();
+            }
+        }
+        id
+    }
+
+    /// The key a cursor stands for; `None` when unknown or forgotten. A
+    /// cursor stays valid (a client may retry a page) until it ages out.
+    pub fn get(&self, id: u64) -> Option<Bytes> {
+        let c = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        c.by_id.get(&id).cloned()
+    }
+}
+
+/// Most keys with an encoding hint; past it the hints start over.
+const MAX_HINTS: usize = 64 << 10;
+
+/// The encoding Redis would report for values whose history matters:
+/// a string modified in place (`APPEND` to an existing key, `SETRANGE`) is
+/// `raw` however short, and an `INCRBYFLOAT` result is never `int`.
+/// A hint holds a fingerprint of the value it was given for, so any later
+/// write of another value makes it void without the write path (`SET`)
+/// doing anything. Bounded: past [`MAX_HINTS`] keys it is cleared, and
+/// `OBJECT ENCODING` falls back to what the value alone says.
+#[derive(Debug, Default)]
+pub struct EncodingHints {
+    inner: Mutex<HashMap<Bytes, (u64, &'static str)>>,
+}
+
+impl EncodingHints {
+    /// Records that `key`, while it holds the value of fingerprint `fp`
+    /// ([`fingerprint`]), has `encoding`.
+    pub fn note(&self, key: &[u8], fp: u64, encoding: &'static str) {
+        let mut m = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if m.len() >= MAX_HINTS {
+            m.clear();
+        }
+        m.insert(Bytes::copy_from_slice(key), (fp, encoding));
+    }
+
+    /// The hinted encoding of `key` if it still holds the hinted value.
+    pub fn get(&self, key: &[u8], value: &[u8]) -> Option<&'static str> {
+        let m = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let &(fp, encoding) = m.get(key)?;
+        (fp == fingerprint(value)).then_some(encoding)
+    }
+}
+
+/// A 64-bit fingerprint of a value (SipHash, length included).
+pub fn fingerprint(value: &[u8]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    value.hash(&mut h);
+    h.finish()
 }

@@ -398,8 +398,8 @@ async fn introspection_commands() {
     };
     assert_eq!(all.len() as i64, count);
     assert_eq!(
-        c.cmd(&["COMMAND", "DOCS"]).await,
-        Reply::Array(Some(vec![]))
+        c.cmd(&["COMMAND", "DOCS", "get", "nosuch"]).await,
+        Reply::Array(Some(vec![Reply::bulk("get"), Reply::Array(Some(vec![]))]))
     );
     let Reply::Int(id) = c.cmd(&["CLIENT", "ID"]).await else {
         panic!()

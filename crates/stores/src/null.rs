@@ -61,6 +61,16 @@ impl Store for NullStore {
         Ok(())
     }
 
+    async fn scan_keys(
+        &self,
+        _start: std::ops::Bound<&[u8]>,
+        _prefix: &[u8],
+        _limit: usize,
+        _now_ms: u64,
+    ) -> Result<Vec<Bytes>, StoreError> {
+        Ok(Vec::new())
+    }
+
     async fn purge_expired(&self, _now_ms: u64) -> Result<u64, StoreError> {
         Ok(0)
     }

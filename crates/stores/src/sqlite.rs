@@ -29,11 +29,12 @@ use parking_lot::{Mutex, MutexGuard};
 use rusqlite::limits::Limit;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Statement, TransactionBehavior};
 use std::collections::{HashMap, HashSet};
+use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use tiercache_engine::{now_ms, Entry, Mutation, Store, StoreError};
+use tiercache_engine::{now_ms, Entry, KeyStats, Mutation, Store, StoreError};
 
 /// The on-disk schema version this build writes and understands.
 pub const SCHEMA_VERSION: i64 = 2;
@@ -151,6 +152,19 @@ fn delete_sql(table: &str, n: usize) -> String {
         quote(table),
         placeholders(n, 1)
     )
+}
+
+/// The smallest byte string greater than every string that starts with
+/// `prefix`; `None` when there is none (the prefix is all `0xff`).
+fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xff {
+            end.push(last + 1);
+            return Some(end);
+        }
+    }
+    None
 }
 
 /// SQLite integers are signed; expiries beyond `i64::MAX` ms are "never" in practice.
@@ -522,6 +536,58 @@ impl Inner {
         tx.commit()
     }
 
+    /// Live keys in byte order (SQLite compares BLOBs with `memcmp`), the
+    /// prefix turned into a key range so the primary key index does the work.
+    fn scan_keys(
+        &self,
+        start: Bound<Vec<u8>>,
+        prefix: &[u8],
+        limit: usize,
+        now: i64,
+    ) -> rusqlite::Result<Vec<Bytes>> {
+        let mut sql = format!(
+            "SELECT key FROM {} WHERE (expires_at IS NULL OR expires_at > ?1)",
+            quote(&self.table)
+        );
+        let mut params: Vec<Vec<u8>> = Vec::new();
+        match &start {
+            Bound::Unbounded => {}
+            Bound::Included(s) => {
+                params.push(s.clone());
+                sql.push_str(&format!(" AND key >= ?{}", params.len() + 1));
+            }
+            Bound::Excluded(s) => {
+                params.push(s.clone());
+                sql.push_str(&format!(" AND key > ?{}", params.len() + 1));
+            }
+        }
+        if !prefix.is_empty() {
+            params.push(prefix.to_vec());
+            sql.push_str(&format!(" AND key >= ?{}", params.len() + 1));
+            if let Some(end) = prefix_end(prefix) {
+                params.push(end);
+                sql.push_str(&format!(" AND key < ?{}", params.len() + 1));
+            }
+        }
+        sql.push_str(&format!(
+            " ORDER BY key LIMIT {}",
+            limit.min(i64::MAX as usize)
+        ));
+        let conn = self.reader();
+        let mut stmt = conn.prepare_cached(&sql)?;
+        stmt.raw_bind_parameter(1, now)?;
+        for (i, p) in params.iter().enumerate() {
+            stmt.raw_bind_parameter(i + 2, &p[..])?;
+        }
+        let mut rows = stmt.raw_query();
+        let mut keys = Vec::new();
+        while let Some(row) = rows.next()? {
+            let key: Vec<u8> = row.get(0)?;
+            keys.push(Bytes::from(key));
+        }
+        Ok(keys)
+    }
+
     fn execute_on_writer(&self, sql: &str, now: Option<i64>) -> rusqlite::Result<usize> {
         let conn = self.writer.lock();
         let mut stmt = conn.prepare_cached(sql)?;
@@ -612,6 +678,47 @@ impl Store for SqliteStore {
         .await
     }
 
+    async fn scan_keys(
+        &self,
+        start: Bound<&[u8]>,
+        prefix: &[u8],
+        limit: usize,
+        now_ms: u64,
+    ) -> Result<Vec<Bytes>, StoreError> {
+        let start = match start {
+            Bound::Unbounded => Bound::Unbounded,
+            Bound::Included(s) => Bound::Included(s.to_vec()),
+            Bound::Excluded(s) => Bound::Excluded(s.to_vec()),
+        };
+        let prefix = prefix.to_vec();
+        let now = expiry_to_sql(Some(now_ms)).unwrap_or(i64::MAX);
+        self.blocking("scan_keys", move |inner| {
+            inner.scan_keys(start, &prefix, limit, now)
+        })
+        .await
+    }
+
+    async fn key_stats(&self, now_ms: u64) -> Result<KeyStats, StoreError> {
+        let now = expiry_to_sql(Some(now_ms)).unwrap_or(i64::MAX);
+        self.blocking("key_stats", move |inner| {
+            let conn = inner.reader();
+            let sql = format!(
+                "SELECT count(*), count(expires_at), COALESCE(avg(expires_at - ?1), 0) FROM {} \
+                 WHERE expires_at IS NULL OR expires_at > ?1",
+                quote(&inner.table)
+            );
+            let (keys, expires, avg): (i64, i64, f64) = conn
+                .prepare_cached(&sql)?
+                .query_row([now], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+            Ok(KeyStats {
+                keys: u64::try_from(keys).unwrap_or(0),
+                expires: u64::try_from(expires).unwrap_or(0),
+                avg_ttl_ms: avg.max(0.0) as u64,
+            })
+        })
+        .await
+    }
+
     async fn purge_expired(&self, now_ms: u64) -> Result<u64, StoreError> {
         let now = expiry_to_sql(Some(now_ms));
         self.blocking("purge_expired", move |inner| {
@@ -643,6 +750,13 @@ mod tests {
         ] {
             assert!(validate_table(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn prefix_ranges() {
+        assert_eq!(prefix_end(b"ab"), Some(b"ac".to_vec()));
+        assert_eq!(prefix_end(b"a\xff"), Some(b"b".to_vec()));
+        assert_eq!(prefix_end(b"\xff\xff"), None);
     }
 
     #[test]

@@ -455,3 +455,60 @@ async fn concurrent_reads_while_writing() {
     }
     assert_eq!(store.count().await.unwrap(), 500 + 50 * 200);
 }
+
+#[tokio::test]
+async fn scan_keys_in_byte_order_with_prefix_range_and_expiry() {
+    use std::ops::Bound;
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(&dir.path().join("scan.db"));
+    let now = now_ms();
+    let mut entries: Vec<(Bytes, Entry)> =
+        ["b", "a", "ab", "a\u{7f}", "c", "user:2", "user:1", "user;"]
+            .iter()
+            .map(|k| (b(k), Entry::new(b("v"))))
+            .collect();
+    entries.push((Bytes::from_static(&[b'a', 0xff]), Entry::new(b("v"))));
+    entries.push((b("a-expired"), Entry::with_expiry(b("v"), Some(now - 1))));
+    entries.push((b("a-later"), Entry::with_expiry(b("v"), Some(now + 60_000))));
+    store.set_many(&entries).await.unwrap();
+
+    let all = store
+        .scan_keys(Bound::Unbounded, b"", 100, now)
+        .await
+        .unwrap();
+    let mut expected: Vec<Bytes> = entries
+        .iter()
+        .filter(|(_, e)| !e.is_expired_at(now))
+        .map(|(k, _)| k.clone())
+        .collect();
+    expected.sort();
+    assert_eq!(all, expected, "memcmp order, expired left out");
+
+    let page = store
+        .scan_keys(Bound::Excluded(b"a-later"), b"", 2, now)
+        .await
+        .unwrap();
+    assert_eq!(page, vec![b("ab"), b("a\u{7f}")]);
+    let a = store
+        .scan_keys(Bound::Included(b"a"), b"a", 100, now)
+        .await
+        .unwrap();
+    assert!(
+        a.iter().all(|k| k.starts_with(b"a")) && a.len() == 5,
+        "{a:?}"
+    );
+    let users = store
+        .scan_keys(Bound::Unbounded, b"user:", 100, now)
+        .await
+        .unwrap();
+    assert_eq!(users, vec![b("user:1"), b("user:2")]);
+    let high = store
+        .scan_keys(Bound::Unbounded, &[b'a', 0xff], 100, now)
+        .await
+        .unwrap();
+    assert_eq!(high, vec![Bytes::from_static(&[b'a', 0xff])]);
+
+    let stats = store.key_stats(now).await.unwrap();
+    assert_eq!((stats.keys, stats.expires), (expected.len() as u64, 1));
+    assert!(stats.avg_ttl_ms > 50_000 && stats.avg_ttl_ms <= 60_000);
+}

@@ -79,15 +79,12 @@ fn load_config(args: &ServeArgs) -> Result<Config, String> {
     flag("memcache", &args.memcache, &mut config.server.memcache)?;
     flag("admin", &args.admin, &mut config.server.admin)?;
     tiercache::check_supported(&config).map_err(|e| e.to_string())?;
-    if config.server.requirepass.is_some() {
-        return Err("server.requirepass is set, but AUTH is not implemented in this build yet; refusing to start rather than run without the password you asked for".into());
-    }
     for (name, addr) in [
         ("resp", &config.server.resp),
         ("memcache", &config.server.memcache),
         ("admin", &config.server.admin),
     ] {
-        if !addr.is_local() && !args.unsafe_no_auth {
+        if !addr.is_local() && !args.unsafe_no_auth && config.server.requirepass.is_none() {
             return Err(format!(
                 "refusing to listen on non-loopback address {addr} ({name}) without a password; pass --unsafe-no-auth to allow it"
             ));
@@ -136,6 +133,7 @@ async fn serve(config: Config, data_dir: PathBuf) -> Result<(), String> {
         },
         max_clients: config.server.max_clients as usize,
         idle_timeout: config.server.idle_timeout,
+        requirepass: config.server.requirepass.clone(),
         // One client cap for both protocols.
         shared_client_slots: Some(Arc::new(tokio::sync::Semaphore::new(
             (config.server.max_clients as usize).min(tokio::sync::Semaphore::MAX_PERMITS),

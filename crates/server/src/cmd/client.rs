@@ -1,56 +1,162 @@
-//! `CLIENT ID | SETNAME name | GETNAME | SETINFO attr value`: what client
-//! libraries send when they connect.
+//! `CLIENT ID | GETNAME | SETNAME name | INFO | LIST [TYPE t] [ID id ...] |
+//! NO-EVICT on|off | SETINFO LIB-NAME|LIB-VER value`: what client libraries
+//! send when they connect, and what operators look at.
 
-use super::{unknown_subcommand, Args, Ctx, Flow};
+use super::{arity_error, parse_i64, unknown_subcommand, Args, Ctx, Flow, SYNTAX_ERROR};
 use crate::resp::reply;
+use std::sync::atomic::Ordering;
+
+/// Redis refuses names that would break `CLIENT LIST` output.
+pub fn valid_name(name: &[u8]) -> bool {
+    name.iter().all(|b| (b'!'..=b'~').contains(b))
+}
+
+/// Subcommands and their arity (Redis's `client|...` table).
+const SUBCOMMANDS: [(&str, i32); 7] = [
+    ("id", 2),
+    ("getname", 2),
+    ("setname", 3),
+    ("info", 2),
+    ("list", -2),
+    ("no-evict", 3),
+    ("setinfo", 4),
+];
 
 pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
-    let arity_error = |ctx: &mut Ctx<'_, '_>, sub: &str| {
-        reply::error(
-            ctx.out,
-            &format!("ERR wrong number of arguments for 'client|{sub}' command"),
-        );
-    };
-    if args.is(1, "id") {
-        if args.len() != 2 {
-            arity_error(ctx, "id");
-        } else {
-            reply::integer(ctx.out, ctx.client.id as i64);
-        }
-    } else if args.is(1, "getname") {
-        if args.len() != 2 {
-            arity_error(ctx, "getname");
-        } else {
-            reply::bulk_or_null(ctx.out, ctx.client.name.as_deref());
-        }
-    } else if args.is(1, "setname") {
-        if args.len() != 3 {
-            arity_error(ctx, "setname");
-            return Flow::Continue;
-        }
-        let name = args.get(2);
-        // Redis refuses names that would break `CLIENT LIST` output.
-        if name.iter().any(|&b| !(b'!'..=b'~').contains(&b)) {
-            reply::error(
-                ctx.out,
-                "ERR Client names cannot contain spaces, newlines or special characters.",
-            );
-            return Flow::Continue;
-        }
-        ctx.client.name = if name.is_empty() {
-            None
-        } else {
-            Some(name.to_vec())
-        };
-        reply::ok(ctx.out);
-    } else if args.is(1, "setinfo") {
-        if args.len() != 4 {
-            arity_error(ctx, "setinfo");
-        } else {
-            reply::ok(ctx.out);
-        }
-    } else {
+    let Some(&(sub, arity)) = SUBCOMMANDS.iter().find(|(name, _)| args.is(1, name)) else {
         reply::error(ctx.out, &unknown_subcommand(args.get(1), "client"));
+        return Flow::Continue;
+    };
+    let n = args.len() as i32;
+    if (arity > 0 && n != arity) || n < -arity {
+        reply::error(ctx.out, &arity_error(&format!("client|{sub}")));
+        return Flow::Continue;
+    }
+    let p = ctx.proto();
+    match sub {
+        "id" => reply::integer(ctx.out, ctx.client.id as i64),
+        "getname" => {
+            let name = ctx.client.info.names().name;
+            ctx.bulk_or_null(name.as_deref());
+        }
+        "setname" => {
+            let name = args.get(2);
+            if !valid_name(name) {
+                reply::error(
+                    ctx.out,
+                    "ERR Client names cannot contain spaces, newlines or special characters.",
+                );
+            } else {
+                ctx.client
+                    .info
+                    .with_names(|n| n.name = (!name.is_empty()).then(|| name.to_vec()));
+                reply::ok(ctx.out);
+            }
+        }
+        "info" => {
+            let line = ctx.client.info.line("client|info");
+            reply::verbatim(ctx.out, line.as_bytes(), p);
+        }
+        "list" => list(args, ctx),
+        "no-evict" => {
+            if args.is(2, "on") || args.is(2, "off") {
+                ctx.client
+                    .info
+                    .no_evict
+                    .store(args.is(2, "on"), Ordering::Relaxed);
+                reply::ok(ctx.out);
+            } else {
+                reply::error(ctx.out, SYNTAX_ERROR);
+            }
+        }
+        _ => setinfo(args, ctx),
     }
     Flow::Continue
+}
+
+/// `CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id [id ...]]`.
+fn list(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) {
+    let mut ids: Option<Vec<u64>> = None;
+    let mut normal = true;
+    if args.len() > 2 {
+        if args.is(2, "type") && args.len() == 4 {
+            let t = args.get(3);
+            if t.eq_ignore_ascii_case(b"normal") {
+                normal = true;
+            } else if ["master", "replica", "slave", "pubsub"]
+                .iter()
+                .any(|w| t.eq_ignore_ascii_case(w.as_bytes()))
+            {
+                normal = false;
+            } else {
+                reply::error(
+                    ctx.out,
+                    &format!("ERR Unknown client type '{}'", args.text(3)),
+                );
+                return;
+            }
+        } else if args.is(2, "id") && args.len() > 3 {
+            let mut v = Vec::new();
+            for i in 3..args.len() {
+                match parse_i64(args.get(i)) {
+                    Some(id) if id > 0 => v.push(id as u64),
+                    _ => {
+                        reply::error(ctx.out, "ERR Invalid client ID");
+                        return;
+                    }
+                }
+            }
+            ids = Some(v);
+        } else {
+            reply::error(ctx.out, SYNTAX_ERROR);
+            return;
+        }
+    }
+    let mut text = String::new();
+    if normal {
+        for c in ctx.server.clients() {
+            if ids.as_ref().map_or(true, |ids| ids.contains(&c.id)) {
+                let cmd = if c.id == ctx.client.id {
+                    "client|list"
+                } else {
+                    "NULL"
+                };
+                text.push_str(&c.line(cmd));
+            }
+        }
+    }
+    reply::verbatim(ctx.out, text.as_bytes(), ctx.client.proto);
+}
+
+/// `CLIENT SETINFO LIB-NAME name | LIB-VER version` (Redis 7.2; clients
+/// send it at connect and ignore failures).
+fn setinfo(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) {
+    let value = args.get(3);
+    let attr = if args.is(2, "lib-name") {
+        "lib-name"
+    } else if args.is(2, "lib-ver") {
+        "lib-ver"
+    } else {
+        reply::error(
+            ctx.out,
+            &format!("ERR Unrecognized option '{}'", args.text(2)),
+        );
+        return;
+    };
+    if !valid_name(value) {
+        reply::error(
+            ctx.out,
+            &format!("ERR {attr} cannot contain spaces, newlines or special characters."),
+        );
+        return;
+    }
+    let value = (!value.is_empty()).then(|| value.to_vec());
+    ctx.client.info.with_names(|n| {
+        if attr == "lib-name" {
+            n.lib_name = value;
+        } else {
+            n.lib_ver = value;
+        }
+    });
+    reply::ok(ctx.out);
 }

@@ -1,35 +1,59 @@
-//! `COMMAND`, `COMMAND COUNT`, `COMMAND INFO name...`, `COMMAND LIST`,
-//! `COMMAND DOCS`: enough for `redis-cli` and client libraries that
-//! introspect the server at start.
+//! `COMMAND`, `COMMAND COUNT`, `COMMAND INFO [name ...]`, `COMMAND LIST`,
+//! `COMMAND DOCS [name ...]`: enough for `redis-cli` and client libraries
+//! that introspect the server at start.
 
-use super::{lookup, unknown_subcommand, Args, CommandSpec, Ctx, Flow, COMMANDS};
-use crate::resp::reply;
+use super::{arity_error, lookup, unknown_subcommand, Args, CommandSpec, Ctx, Flow, COMMANDS};
+use crate::resp::{reply, Proto};
 use bytes::BytesMut;
 
 pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
+    let p = ctx.proto();
     if args.len() == 1 {
         reply::array(ctx.out, COMMANDS.len());
         for spec in COMMANDS {
-            info(ctx.out, spec);
+            info(ctx.out, spec, p);
         }
     } else if args.is(1, "count") {
-        reply::integer(ctx.out, COMMANDS.len() as i64);
+        if args.len() != 2 {
+            reply::error(ctx.out, &arity_error("command|count"));
+        } else {
+            reply::integer(ctx.out, COMMANDS.len() as i64);
+        }
     } else if args.is(1, "list") {
         reply::array(ctx.out, COMMANDS.len());
         for spec in COMMANDS {
             reply::bulk(ctx.out, spec.name.as_bytes());
         }
     } else if args.is(1, "info") {
-        reply::array(ctx.out, args.len() - 2);
-        for i in 2..args.len() {
-            match lookup(args.get(i)) {
-                Some(spec) => info(ctx.out, spec),
-                None => reply::null_array(ctx.out),
+        if args.len() == 2 {
+            reply::array(ctx.out, COMMANDS.len());
+            for spec in COMMANDS {
+                info(ctx.out, spec, p);
+            }
+        } else {
+            reply::array(ctx.out, args.len() - 2);
+            for i in 2..args.len() {
+                match lookup(args.get(i)) {
+                    Some(spec) => info(ctx.out, spec, p),
+                    None => reply::null(ctx.out, p),
+                }
             }
         }
     } else if args.is(1, "docs") {
-        // Documentation is optional for clients; an empty map means "none".
-        reply::array(ctx.out, 0);
+        // Name → documentation map; the documentation itself is optional
+        // for clients, so each map is empty. Unknown names are left out.
+        let specs: Vec<&CommandSpec> = if args.len() == 2 {
+            COMMANDS.iter().collect()
+        } else {
+            (2..args.len())
+                .filter_map(|i| lookup(args.get(i)))
+                .collect()
+        };
+        reply::map(ctx.out, specs.len(), p);
+        for spec in specs {
+            reply::bulk(ctx.out, spec.name.as_bytes());
+            reply::map(ctx.out, 0, p);
+        }
     } else {
         reply::error(ctx.out, &unknown_subcommand(args.get(1), "command"));
     }
@@ -38,18 +62,19 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
 
 /// Redis 7's ten-field command info; the last four (ACL categories, tips,
 /// key specs, subcommands) are empty.
-fn info(out: &mut BytesMut, spec: &CommandSpec) {
+fn info(out: &mut BytesMut, spec: &CommandSpec, p: Proto) {
     reply::array(out, 10);
     reply::bulk(out, spec.name.as_bytes());
     reply::integer(out, spec.arity as i64);
-    reply::array(out, spec.flags.len());
+    reply::set(out, spec.flags.len(), p);
     for flag in spec.flags {
         reply::simple(out, flag);
     }
     reply::integer(out, spec.first_key as i64);
     reply::integer(out, spec.last_key as i64);
     reply::integer(out, spec.step as i64);
-    for _ in 0..4 {
-        reply::array(out, 0);
-    }
+    reply::set(out, 0, p);
+    reply::set(out, 0, p);
+    reply::array(out, 0);
+    reply::array(out, 0);
 }

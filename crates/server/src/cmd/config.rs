@@ -1,42 +1,257 @@
-//! `CONFIG GET pattern [pattern ...]`: the parameters client libraries and
-//! tools ask for, as a flat array of name/value pairs. Nothing can be set.
+//! `CONFIG GET pattern [pattern ...]`, `CONFIG SET name value [name value
+//! ...]`, `CONFIG RESETSTAT`, `CONFIG REWRITE`: the parameters clients and
+//! tools ask for, read from the running server.
+//!
+//! `CONFIG SET` changes what can change at run time (`requirepass`,
+//! `timeout`) and accepts the others only when the value is the one in
+//! force (tools often "set" `save ""` or `appendonly no`); anything else is
+//! refused in Redis's words rather than accepted and ignored.
 
-use super::{glob_match, unknown_subcommand, Args, Ctx, Flow};
+use super::{arity_error, glob_match, unknown_subcommand, Args, Ctx, Flow, SYNTAX_ERROR};
 use crate::resp::reply;
+use std::time::Duration;
+
+/// How a parameter reacts to `CONFIG SET`.
+#[derive(Clone, Copy)]
+enum Set {
+    /// Redis cannot change it either.
+    Immutable,
+    /// Changes the idle client timeout.
+    Timeout,
+    /// Changes the password.
+    Requirepass,
+    /// A byte size (`100mb`); only the current value is accepted.
+    Memory,
+    /// `yes`/`no`; only the current value.
+    Bool,
+    /// One of these words; only the current value.
+    OneOf(&'static [&'static str]),
+    /// An integer; only the current value.
+    Int,
+    /// Only the current value, verbatim.
+    Same,
+}
+
+const POLICIES: &[&str] = &[
+    "volatile-lru",
+    "volatile-lfu",
+    "volatile-random",
+    "volatile-ttl",
+    "allkeys-lru",
+    "allkeys-lfu",
+    "allkeys-random",
+    "noeviction",
+];
+
+/// Every parameter: name, current value, and how `CONFIG SET` treats it.
+fn params(ctx: &Ctx<'_, '_>) -> Vec<(&'static str, String, Set)> {
+    let config = &ctx.server.config;
+    vec![
+        (
+            "maxmemory",
+            ctx.engine.stats().memory_max_bytes.to_string(),
+            Set::Memory,
+        ),
+        (
+            "maxmemory-policy",
+            "allkeys-lru".into(),
+            Set::OneOf(POLICIES),
+        ),
+        ("maxclients", config.max_clients.to_string(), Set::Int),
+        (
+            "timeout",
+            ctx.server.idle_timeout().as_secs().to_string(),
+            Set::Timeout,
+        ),
+        (
+            "requirepass",
+            String::from_utf8_lossy(&ctx.server.requirepass()).into_owned(),
+            Set::Requirepass,
+        ),
+        ("save", String::new(), Set::Same),
+        ("appendonly", "no".into(), Set::Bool),
+        (
+            "appendfsync",
+            "everysec".into(),
+            Set::OneOf(&["always", "everysec", "no"]),
+        ),
+        ("databases", "1".into(), Set::Immutable),
+        ("port", ctx.server.port.to_string(), Set::Immutable),
+        (
+            "proto-max-bulk-len",
+            config.limits.max_bulk_len.to_string(),
+            Set::Memory,
+        ),
+        ("notify-keyspace-events", String::new(), Set::Same),
+        ("cluster-enabled", "no".into(), Set::Immutable),
+        ("replica-read-only", "yes".into(), Set::Bool),
+        ("slave-read-only", "yes".into(), Set::Bool),
+        ("lazyfree-lazy-user-flush", "no".into(), Set::Bool),
+    ]
+}
 
 pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
-    if !args.is(1, "get") {
+    if args.is(1, "get") {
+        if args.len() < 3 {
+            reply::error(ctx.out, &arity_error("config|get"));
+        } else {
+            get(args, ctx);
+        }
+    } else if args.is(1, "set") {
+        if args.len() < 4 {
+            reply::error(ctx.out, &arity_error("config|set"));
+        } else if args.len() % 2 == 1 {
+            reply::error(ctx.out, SYNTAX_ERROR);
+        } else {
+            set(args, ctx);
+        }
+    } else if args.is(1, "resetstat") {
+        if args.len() != 2 {
+            reply::error(ctx.out, &arity_error("config|resetstat"));
+        } else {
+            reply::ok(ctx.out);
+        }
+    } else if args.is(1, "rewrite") {
+        reply::error(ctx.out, "ERR The server is running without a config file");
+    } else {
         reply::error(ctx.out, &unknown_subcommand(args.get(1), "config"));
-        return Flow::Continue;
     }
-    if args.len() < 3 {
-        reply::error(
-            ctx.out,
-            "ERR wrong number of arguments for 'config|get' command",
-        );
-        return Flow::Continue;
-    }
-    let config = &ctx.server.config;
-    let params: [(&str, String); 9] = [
-        ("maxmemory", ctx.engine.stats().memory_max_bytes.to_string()),
-        ("maxmemory-policy", "allkeys-lru".to_string()),
-        ("save", String::new()),
-        ("appendonly", "no".to_string()),
-        ("databases", "1".to_string()),
-        ("port", ctx.server.port.to_string()),
-        ("maxclients", config.max_clients.to_string()),
-        ("timeout", config.idle_timeout.as_secs().to_string()),
-        ("proto-max-bulk-len", config.limits.max_bulk_len.to_string()),
-    ];
+    Flow::Continue
+}
+
+fn get(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) {
+    let params = params(ctx);
     // Each parameter once, even when several patterns match it.
-    let matched: Vec<&(&str, String)> = params
+    let matched: Vec<&(&str, String, Set)> = params
         .iter()
-        .filter(|(name, _)| (2..args.len()).any(|i| glob_match(args.get(i), name.as_bytes(), true)))
+        .filter(|(name, _, _)| {
+            (2..args.len()).any(|i| glob_match(args.get(i), name.as_bytes(), true))
+        })
         .collect();
-    reply::array(ctx.out, matched.len() * 2);
-    for (name, value) in matched {
+    reply::map(ctx.out, matched.len(), ctx.client.proto);
+    for (name, value, _) in matched {
         reply::bulk(ctx.out, name.as_bytes());
         reply::bulk(ctx.out, value.as_bytes());
     }
-    Flow::Continue
+}
+
+fn set(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) {
+    let params = params(ctx);
+    let mut changes: Vec<(Set, &[u8])> = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
+    for i in (2..args.len()).step_by(2) {
+        let Some((name, current, how)) = params
+            .iter()
+            .find(|(name, _, _)| args.get(i).eq_ignore_ascii_case(name.as_bytes()))
+        else {
+            reply::error(
+                ctx.out,
+                &format!(
+                    "ERR Unknown option or number of arguments for CONFIG SET - '{}'",
+                    args.text(i)
+                ),
+            );
+            return;
+        };
+        let fail = |ctx: &mut Ctx<'_, '_>, msg: &str| {
+            reply::error(
+                ctx.out,
+                &format!("ERR CONFIG SET failed (possibly related to argument '{name}') - {msg}"),
+            );
+        };
+        if seen.contains(name) {
+            return fail(ctx, "duplicate parameter");
+        }
+        seen.push(name);
+        let value = args.get(i + 1);
+        let text = String::from_utf8_lossy(value);
+        let fixed = "tiercache cannot change this at run time (set it in the configuration file)";
+        let same = match *how {
+            Set::Immutable => return fail(ctx, "can't set immutable config"),
+            Set::Timeout => match text.parse::<i64>() {
+                Ok(n) if (0..=2_147_483_647).contains(&n) => true,
+                Ok(_) => return fail(ctx, "argument must be between 0 and 2147483647 inclusive"),
+                Err(_) => return fail(ctx, "argument couldn't be parsed into an integer"),
+            },
+            Set::Requirepass => true,
+            Set::Memory => match memory_value(&text) {
+                Some(v) => v.to_string() == *current,
+                None => return fail(ctx, "argument must be a memory value"),
+            },
+            Set::Bool => match text.to_ascii_lowercase().as_str() {
+                v @ ("yes" | "no") => v == current,
+                _ => return fail(ctx, "argument must be 'yes' or 'no'"),
+            },
+            Set::OneOf(words) => {
+                let v = text.to_ascii_lowercase();
+                if !words.contains(&v.as_str()) {
+                    return fail(
+                        ctx,
+                        &format!(
+                            "argument(s) must be one of the following: {}",
+                            words.join(", ")
+                        ),
+                    );
+                }
+                v == *current
+            }
+            Set::Int => match text.parse::<i64>() {
+                Ok(n) => n.to_string() == *current,
+                Err(_) => return fail(ctx, "argument couldn't be parsed into an integer"),
+            },
+            Set::Same => text == *current,
+        };
+        if !same {
+            return fail(ctx, fixed);
+        }
+        changes.push((*how, value));
+    }
+    // Everything checked: apply all or nothing.
+    for (how, value) in changes {
+        match how {
+            Set::Timeout => {
+                let secs: u64 = String::from_utf8_lossy(value).parse().unwrap_or(0);
+                ctx.server.set_idle_timeout(Duration::from_secs(secs));
+            }
+            Set::Requirepass => ctx.server.set_requirepass(value),
+            _ => {}
+        }
+    }
+    reply::ok(ctx.out);
+}
+
+/// Redis's `memtoull`: a number with an optional unit (`k`=1000,
+/// `kb`=1024, `m`, `mb`, `g`, `gb`; any case).
+fn memory_value(s: &str) -> Option<u64> {
+    let lower = s.to_ascii_lowercase();
+    let digits_end = lower
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(lower.len());
+    let (num, unit) = lower.split_at(digits_end);
+    let mul: u64 = match unit {
+        "" | "b" => 1,
+        "k" => 1000,
+        "kb" => 1024,
+        "m" => 1000 * 1000,
+        "mb" => 1024 * 1024,
+        "g" => 1000 * 1000 * 1000,
+        "gb" => 1024 * 1024 * 1024,
+        _ => return None,
+    };
+    num.parse::<u64>().ok()?.checked_mul(mul)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::memory_value;
+
+    #[test]
+    fn memory_units() {
+        assert_eq!(memory_value("100mb"), Some(100 << 20));
+        assert_eq!(memory_value("1k"), Some(1000));
+        assert_eq!(memory_value("7"), Some(7));
+        assert_eq!(memory_value("1GB"), Some(1 << 30));
+        assert_eq!(memory_value("abc"), None);
+        assert_eq!(memory_value("-1"), None);
+    }
 }

@@ -1,10 +1,12 @@
-//! `EXPIRE key seconds [NX|XX|GT|LT]` and `PEXPIRE key ms [...]`: 1 when
+//! `EXPIRE key seconds [NX|XX|GT|LT]`, `PEXPIRE key ms [...]`,
+//! `EXPIREAT key unix-seconds [...]`, `PEXPIREAT key unix-ms [...]`: 1 when
 //! the expiry was set, 0 when the key is missing or the condition failed.
-//! A time already past deletes the key (and still answers 1).
+//! A time already past deletes the key (and still answers 1). The check
+//! and the write are one atomic engine update, as in Redis.
 
-use super::{parse_i64, Args, Ctx, Flow, NOT_AN_INTEGER};
+use super::{invalid_expire, parse_i64, Args, Ctx, Flow, NOT_AN_INTEGER};
 use crate::resp::reply;
-use tiercache_engine::now_ms;
+use tiercache_engine::{now_ms, Entry, Update};
 
 /// The unit of the time argument.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -21,30 +23,27 @@ struct Conditions {
     lt: bool,
 }
 
-pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, unit: Unit) -> Flow {
-    let name = if unit == Unit::Seconds {
-        "expire"
-    } else {
-        "pexpire"
+pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, unit: Unit, absolute: bool) -> Flow {
+    let name = match (unit, absolute) {
+        (Unit::Seconds, false) => "expire",
+        (Unit::Millis, false) => "pexpire",
+        (Unit::Seconds, true) => "expireat",
+        (Unit::Millis, true) => "pexpireat",
     };
-    let Some(n) = parse_i64(args.get(2)) else {
-        reply::error(ctx.out, NOT_AN_INTEGER);
-        return Flow::Continue;
-    };
+    // Redis checks the options first, then the number.
     let mut c = Conditions::default();
     for i in 3..args.len() {
-        match args.get(i).to_ascii_lowercase().as_slice() {
-            b"nx" => c.nx = true,
-            b"xx" => c.xx = true,
-            b"gt" => c.gt = true,
-            b"lt" => c.lt = true,
-            other => {
-                reply::error(
-                    ctx.out,
-                    &format!("ERR Unsupported option {}", String::from_utf8_lossy(other)),
-                );
-                return Flow::Continue;
-            }
+        if args.is(i, "nx") {
+            c.nx = true;
+        } else if args.is(i, "xx") {
+            c.xx = true;
+        } else if args.is(i, "gt") {
+            c.gt = true;
+        } else if args.is(i, "lt") {
+            c.lt = true;
+        } else {
+            reply::error(ctx.out, &format!("ERR Unsupported option {}", args.text(i)));
+            return Flow::Continue;
         }
     }
     if c.nx && (c.xx || c.gt || c.lt) {
@@ -61,48 +60,52 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, unit: Unit) -> Flow {
         );
         return Flow::Continue;
     }
-    let now = now_ms() as i64;
-    let ms = match unit {
-        Unit::Seconds => n.checked_mul(1000),
-        Unit::Millis => Some(n),
-    };
-    let Some(at) = ms.and_then(|ms| ms.checked_add(now)) else {
-        reply::error(
-            ctx.out,
-            &format!("ERR invalid expire time in '{name}' command"),
-        );
+    let Some(n) = parse_i64(args.get(2)) else {
+        reply::error(ctx.out, NOT_AN_INTEGER);
         return Flow::Continue;
     };
-    // A time at or before now deletes the key; the engine does that for any
-    // expiry in the past, so clamp negative times to 0.
-    let at = at.max(0) as u64;
-    if c.nx || c.xx || c.gt || c.lt {
-        // The conditions need the current expiry. Within one connection this
-        // is consistent; a concurrent writer between the read and the write
-        // can win the race (Redis runs the two atomically).
-        let current = match ctx.session.get(args.get(1)).await {
-            Ok(Some(e)) => e.expires_at,
-            Ok(None) => {
-                reply::integer(ctx.out, 0);
-                return Flow::Continue;
-            }
-            Err(e) => {
-                ctx.engine_error(&e);
-                return Flow::Continue;
-            }
-        };
-        // No expiry counts as an infinite one, as in Redis.
-        let allowed = match current {
-            None => !c.xx && !c.gt,
-            Some(cur) => !(c.nx || (c.gt && at <= cur) || (c.lt && at >= cur)),
-        };
-        if !allowed {
-            reply::integer(ctx.out, 0);
-            return Flow::Continue;
+    let base = if absolute { 0 } else { now_ms() as i64 };
+    let when = match unit {
+        Unit::Seconds if !(i64::MIN / 1000..=i64::MAX / 1000).contains(&n) => None,
+        Unit::Seconds => Some(n * 1000),
+        Unit::Millis => Some(n),
+    };
+    // Negative results are fine (the key is deleted); only overflow is not.
+    let Some(when) = when.and_then(|ms| {
+        if ms > i64::MAX - base {
+            None
+        } else {
+            Some(ms + base)
         }
-    }
-    match ctx.session.expire(args.get(1), Some(at)).await {
-        Ok(existed) => reply::integer(ctx.out, existed as i64),
+    }) else {
+        reply::error(ctx.out, &invalid_expire(name));
+        return Flow::Continue;
+    };
+    let r = ctx
+        .session
+        .update(args.get(1), |old| {
+            let Some(e) = old else {
+                return (Update::Keep, 0);
+            };
+            // No expiry counts as an infinite one, as in Redis.
+            let current = e.expires_at.map(|t| t.min(i64::MAX as u64) as i64);
+            let allowed = match current {
+                None => !c.xx && !c.gt,
+                Some(cur) => !(c.nx || (c.gt && when <= cur) || (c.lt && when >= cur)),
+            };
+            if !allowed {
+                return (Update::Keep, 0);
+            }
+            // A time at or before now deletes the key.
+            let at = when.max(0) as u64;
+            (
+                Update::SetEntry(Entry::with_expiry(e.value.clone(), Some(at))),
+                1,
+            )
+        })
+        .await;
+    match r {
+        Ok(n) => reply::integer(ctx.out, n),
         Err(e) => ctx.engine_error(&e),
     }
     Flow::Continue

@@ -1,5 +1,6 @@
-//! `FLUSHALL [ASYNC|SYNC]`: removes every key from every tier. Both modes
-//! are synchronous here: the reply means the keys are gone.
+//! `FLUSHALL [ASYNC|SYNC]` and `FLUSHDB [ASYNC|SYNC]` (database 0 is the
+//! only one): remove every key from every tier. Both modes are
+//! synchronous here: the reply means the keys are gone.
 
 use super::{Args, Ctx, Flow, SYNTAX_ERROR};
 use crate::resp::reply;

@@ -1,11 +1,10 @@
 //! `GET key`: the value, or null when absent.
 
 use super::{Args, Ctx, Flow};
-use crate::resp::reply;
 
 pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     match ctx.session.get(args.get(1)).await {
-        Ok(entry) => reply::bulk_or_null(ctx.out, entry.as_ref().map(|e| &e.value[..])),
+        Ok(entry) => ctx.bulk_or_null(entry.as_ref().map(|e| &e.value[..])),
         Err(e) => ctx.engine_error(&e),
     }
     Flow::Continue

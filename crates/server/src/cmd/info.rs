@@ -1,19 +1,35 @@
-//! `INFO [section ...]`: Redis's sections `server clients memory stats
-//! keyspace` plus `tiercache`, as one bulk string of `name:value` lines.
+//! `INFO [section ...]`: Redis's sections `server clients memory
+//! persistence stats replication keyspace` plus `tiercache`, as one text of
+//! `name:value` lines (a verbatim string in RESP3, as Redis 7 sends it).
+//! `keyspace` counts the whole key space (write-back data is flushed
+//! first), with the real number of keys that have an expiry.
 
-use super::{Args, Ctx, Flow};
+use super::{Args, Ctx, Flow, REDIS_VERSION};
 use crate::resp::reply;
 use std::fmt::Write;
 use std::sync::atomic::Ordering;
 
-const SECTIONS: [&str; 6] = [
+const SECTIONS: [&str; 8] = [
     "server",
     "clients",
     "memory",
+    "persistence",
     "stats",
+    "replication",
     "keyspace",
     "tiercache",
 ];
+
+/// `1.50M`-style sizes, as Redis's `bytesToHuman`.
+fn human(n: u64) -> String {
+    let n = n as f64;
+    match n {
+        n if n < 1024.0 => format!("{n}B"),
+        n if n < 1024.0 * 1024.0 => format!("{:.2}K", n / 1024.0),
+        n if n < 1024.0 * 1024.0 * 1024.0 => format!("{:.2}M", n / (1024.0 * 1024.0)),
+        n => format!("{:.2}G", n / (1024.0 * 1024.0 * 1024.0)),
+    }
+}
 
 pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     let all = args.len() == 1
@@ -22,6 +38,7 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     let wanted = |s: &str| all || (1..args.len()).any(|i| args.is(i, s));
     let stats = ctx.engine.stats();
     let server = ctx.server;
+    let uptime = server.started.elapsed().as_secs();
     let mut text = String::new();
     for section in SECTIONS.into_iter().filter(|s| wanted(s)) {
         if !text.is_empty() {
@@ -33,20 +50,21 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             "server" => {
                 let _ = write!(
                     t,
-                    "# Server\r\nredis_version:7.0.0\r\ntiercache_version:{}\r\nredis_mode:standalone\r\nos:{}\r\narch_bits:{}\r\nprocess_id:{}\r\ntcp_port:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\n",
+                    "# Server\r\nredis_version:{REDIS_VERSION}\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_mode:standalone\r\ntiercache_version:{}\r\nos:{}\r\narch_bits:{}\r\nmultiplexing_api:epoll\r\nprocess_id:{}\r\nrun_id:{:040x}\r\ntcp_port:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:10\r\nconfigured_hz:10\r\n",
                     env!("CARGO_PKG_VERSION"),
                     std::env::consts::OS,
                     usize::BITS,
                     std::process::id(),
+                    server.started.elapsed().as_nanos() ^ std::process::id() as u128,
                     server.port,
-                    server.started.elapsed().as_secs(),
-                    server.started.elapsed().as_secs() / 86_400,
+                    uptime,
+                    uptime / 86_400,
                 );
             }
             "clients" => {
                 let _ = write!(
                     t,
-                    "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\n",
+                    "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:0\r\ntracking_clients:0\r\n",
                     server.connected.load(Ordering::Relaxed),
                     server.config.max_clients
                 );
@@ -54,14 +72,22 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             "memory" => {
                 let _ = write!(
                     t,
-                    "# Memory\r\nused_memory:{}\r\nmaxmemory:{}\r\nmaxmemory_policy:allkeys-lru\r\nmemory_entries:{}\r\n",
-                    stats.memory_bytes, stats.memory_max_bytes, stats.memory_entries
+                    "# Memory\r\nused_memory:{}\r\nused_memory_human:{}\r\nmaxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:allkeys-lru\r\nmemory_entries:{}\r\n",
+                    stats.memory_bytes,
+                    human(stats.memory_bytes),
+                    stats.memory_max_bytes,
+                    human(stats.memory_max_bytes),
+                    stats.memory_entries
                 );
+            }
+            "persistence" => {
+                t.push_str("# Persistence\r\nloading:0\r\nasync_loading:0\r\nrdb_changes_since_last_save:0\r\nrdb_bgsave_in_progress:0\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\n");
             }
             "stats" => {
                 let _ = write!(
                     t,
-                    "# Stats\r\ntotal_commands_processed:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\nevicted_keys:{}\r\nexpired_keys:{}\r\n",
+                    "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\nevicted_keys:{}\r\nexpired_keys:{}\r\n",
+                    server.connections_received.load(Ordering::Relaxed),
                     server.commands.load(Ordering::Relaxed),
                     stats.hits,
                     stats.misses,
@@ -69,13 +95,20 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
                     stats.expired
                 );
             }
+            "replication" => {
+                t.push_str("# Replication\r\nrole:master\r\nconnected_slaves:0\r\n");
+            }
             "keyspace" => {
                 t.push_str("# Keyspace\r\n");
-                match ctx.session.dbsize().await {
+                match ctx.session.key_stats().await {
                     // Redis lists only non-empty databases.
-                    Ok(0) => {}
-                    Ok(n) => {
-                        let _ = write!(t, "db0:keys={n},expires=0,avg_ttl=0\r\n");
+                    Ok(k) if k.keys == 0 => {}
+                    Ok(k) => {
+                        let _ = write!(
+                            t,
+                            "db0:keys={},expires={},avg_ttl={}\r\n",
+                            k.keys, k.expires, k.avg_ttl_ms
+                        );
                     }
                     Err(e) => {
                         ctx.engine_error(&e);
@@ -92,6 +125,6 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             }
         }
     }
-    reply::bulk(ctx.out, text.as_bytes());
+    reply::verbatim(ctx.out, text.as_bytes(), ctx.client.proto);
     Flow::Continue
 }

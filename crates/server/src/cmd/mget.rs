@@ -9,7 +9,7 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Ok(entries) => {
             reply::array(ctx.out, entries.len());
             for entry in &entries {
-                reply::bulk_or_null(ctx.out, entry.as_ref().map(|e| &e.value[..]));
+                ctx.bulk_or_null(entry.as_ref().map(|e| &e.value[..]));
             }
         }
         Err(e) => ctx.engine_error(&e),

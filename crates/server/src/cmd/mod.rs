@@ -1,16 +1,20 @@
-//! Commands: one file per command, each with the same shape — read the
-//! arguments from [`Args`], run against the batch's [`Session`], encode the
-//! reply into the output buffer. Adding a command is one new file, one
-//! [`COMMANDS`] row and one match arm in [`execute`].
+//! Commands: one file per command (or per small family), each with the
+//! same shape — read the arguments from [`Args`], run against the batch's
+//! [`Session`], encode the reply into the output buffer in the client's
+//! protocol. Adding a command is one new file, one [`COMMANDS`] row and
+//! one match arm in [`execute`].
 //!
-//! Arity and key-size checks happen here, once, from the table, so command
+//! Arity, authentication and key-size checks happen here, once, from the
+//! table, in Redis's order (unknown command, arity, `NOAUTH`), so command
 //! files only deal with their own options.
 
-use crate::resp::reply;
+use crate::resp::{reply, Proto};
 use crate::state::{ClientState, ServerState};
 use bytes::{Bytes, BytesMut};
 use tiercache_engine::{Engine, EngineError, Session};
 
+mod append;
+mod auth;
 mod client;
 mod command;
 mod config;
@@ -21,16 +25,27 @@ mod exists;
 mod expire;
 mod flushall;
 mod get;
+mod getex;
+mod hello;
 mod incr;
+mod incrbyfloat;
 mod info;
+mod keys;
+mod keytype;
 mod mget;
 mod mset;
+mod object;
+mod persist;
 mod ping;
 mod quit;
+mod range;
+mod reset;
+mod scan;
 mod select;
 mod set;
 mod ttl;
 
+pub use crate::glob::glob_match;
 pub use crate::resp::parse_i64;
 
 /// The arguments of one request (the command name is argument 0): byte
@@ -80,6 +95,11 @@ impl<'a> Args<'a> {
     pub fn is(&self, i: usize, word: &str) -> bool {
         self.get(i).eq_ignore_ascii_case(word.as_bytes())
     }
+
+    /// Argument `i` as (lossy) text, for error messages.
+    pub fn text(&self, i: usize) -> String {
+        String::from_utf8_lossy(self.get(i)).into_owned()
+    }
 }
 
 /// What the connection does after a command.
@@ -99,7 +119,7 @@ pub struct Ctx<'a, 'e> {
     pub engine: &'e Engine,
     /// The connection's output buffer.
     pub out: &'a mut BytesMut,
-    /// This connection's state (id, name).
+    /// This connection's state (id, protocol, authentication).
     pub client: &'a mut ClientState,
     /// Server-wide state (config, counters).
     pub server: &'a ServerState,
@@ -109,6 +129,26 @@ impl Ctx<'_, '_> {
     /// Encodes an engine error as Redis would word it.
     pub fn engine_error(&mut self, e: &EngineError) {
         reply::error(self.out, &engine_error_message(e));
+    }
+
+    /// The client's reply protocol.
+    pub fn proto(&self) -> Proto {
+        self.client.proto
+    }
+
+    /// Replies with a null in the client's protocol.
+    pub fn null(&mut self) {
+        reply::null(self.out, self.client.proto);
+    }
+
+    /// Replies with a bulk string, or null when absent.
+    pub fn bulk_or_null(&mut self, bytes: Option<&[u8]>) {
+        reply::bulk_or_null(self.out, bytes, self.client.proto);
+    }
+
+    /// Replies with an error.
+    pub fn error(&mut self, msg: &str) {
+        reply::error(self.out, msg);
     }
 }
 
@@ -127,6 +167,25 @@ pub fn engine_error_message(e: &EngineError) -> String {
 pub const NOT_AN_INTEGER: &str = "ERR value is not an integer or out of range";
 /// Redis's reply for a malformed option list.
 pub const SYNTAX_ERROR: &str = "ERR syntax error";
+/// Redis's reply to a command before `AUTH` when a password is required.
+pub const NOAUTH: &str = "NOAUTH Authentication required.";
+/// Redis's reply for a wrong password (or user).
+pub const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
+/// Redis's reply when a value would grow over the bulk length limit.
+pub const TOO_BIG: &str = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
+/// The Redis version this server answers as (`HELLO`, `INFO`).
+pub const REDIS_VERSION: &str = "7.0.15";
+
+/// Redis's reply for a wrong argument count of `cmd` (`client|setname`
+/// for a subcommand).
+pub fn arity_error(cmd: &str) -> String {
+    format!("ERR wrong number of arguments for '{cmd}' command")
+}
+
+/// Redis's reply for an out-of-range expire time of `cmd`.
+pub fn invalid_expire(cmd: &str) -> String {
+    format!("ERR invalid expire time in '{cmd}' command")
+}
 
 /// Which file runs a command.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -135,26 +194,48 @@ enum Cmd {
     Echo,
     Get,
     Set,
+    SetNx,
+    SetEx,
+    PSetEx,
+    GetSet,
+    GetDel,
+    GetEx,
     Mget,
     Mset,
+    MsetNx,
     Del,
     Exists,
+    Type,
     Expire,
     Pexpire,
+    ExpireAt,
+    PexpireAt,
     Ttl,
     Pttl,
+    Persist,
     Incr,
     Decr,
     Incrby,
     Decrby,
+    IncrbyFloat,
+    Append,
+    Strlen,
+    GetRange,
+    SetRange,
+    Keys,
+    Scan,
     Dbsize,
     Flushall,
+    Select,
+    Auth,
+    Hello,
     Info,
     Config,
     Command,
     Client,
-    Select,
+    Object,
     Quit,
+    Reset,
 }
 
 /// A command's name, arity and key positions, as `COMMAND` reports them.
@@ -173,6 +254,13 @@ pub struct CommandSpec {
     pub last_key: i32,
     /// Step between keys.
     pub step: i32,
+}
+
+impl CommandSpec {
+    /// True when the command runs before `AUTH` (`no_auth` flag).
+    pub fn no_auth(&self) -> bool {
+        self.flags.contains(&"no_auth")
+    }
 }
 
 const fn spec(
@@ -194,37 +282,80 @@ const fn spec(
 }
 
 const R: &[&str] = &["readonly", "fast"];
+const RS: &[&str] = &["readonly"];
 const W: &[&str] = &["write", "denyoom"];
 const WF: &[&str] = &["write", "denyoom", "fast"];
+const WX: &[&str] = &["write", "fast"];
 const A: &[&str] = &["fast", "stale"];
+const NOAUTH_FLAGS: &[&str] = &[
+    "noscript",
+    "loading",
+    "stale",
+    "fast",
+    "no_auth",
+    "allow_busy",
+];
 const NOKEYS: (i32, i32, i32) = (0, 0, 0);
+const KEY1: (i32, i32, i32) = (1, 1, 1);
+const ALLKEYS: (i32, i32, i32) = (1, -1, 1);
 
-/// Every command this server knows.
+/// Every command this server knows, the most frequent first (lookup is a
+/// linear scan).
 pub static COMMANDS: &[CommandSpec] = &[
+    spec("get", Cmd::Get, 2, R, KEY1),
+    spec("set", Cmd::Set, -3, W, KEY1),
+    spec("mget", Cmd::Mget, -2, R, ALLKEYS),
+    spec("mset", Cmd::Mset, -3, W, (1, -1, 2)),
+    spec("del", Cmd::Del, -2, &["write"], ALLKEYS),
+    spec("incr", Cmd::Incr, 2, WF, KEY1),
+    spec("exists", Cmd::Exists, -2, R, ALLKEYS),
+    spec("expire", Cmd::Expire, -3, WX, KEY1),
+    spec("ttl", Cmd::Ttl, 2, R, KEY1),
     spec("ping", Cmd::Ping, -1, A, NOKEYS),
     spec("echo", Cmd::Echo, 2, A, NOKEYS),
-    spec("get", Cmd::Get, 2, R, (1, 1, 1)),
-    spec("set", Cmd::Set, -3, W, (1, 1, 1)),
-    spec("mget", Cmd::Mget, -2, R, (1, -1, 1)),
-    spec("mset", Cmd::Mset, -3, W, (1, -1, 2)),
-    spec("del", Cmd::Del, -2, &["write"], (1, -1, 1)),
-    spec("exists", Cmd::Exists, -2, R, (1, -1, 1)),
-    spec("expire", Cmd::Expire, -3, &["write", "fast"], (1, 1, 1)),
-    spec("pexpire", Cmd::Pexpire, -3, &["write", "fast"], (1, 1, 1)),
-    spec("ttl", Cmd::Ttl, 2, R, (1, 1, 1)),
-    spec("pttl", Cmd::Pttl, 2, R, (1, 1, 1)),
-    spec("incr", Cmd::Incr, 2, WF, (1, 1, 1)),
-    spec("decr", Cmd::Decr, 2, WF, (1, 1, 1)),
-    spec("incrby", Cmd::Incrby, 3, WF, (1, 1, 1)),
-    spec("decrby", Cmd::Decrby, 3, WF, (1, 1, 1)),
+    spec("setnx", Cmd::SetNx, 3, WF, KEY1),
+    spec("setex", Cmd::SetEx, 4, W, KEY1),
+    spec("psetex", Cmd::PSetEx, 4, W, KEY1),
+    spec("getset", Cmd::GetSet, 3, WF, KEY1),
+    spec("getdel", Cmd::GetDel, 2, WX, KEY1),
+    spec("getex", Cmd::GetEx, -2, WX, KEY1),
+    spec("msetnx", Cmd::MsetNx, -3, W, (1, -1, 2)),
+    spec("unlink", Cmd::Del, -2, WX, ALLKEYS),
+    spec("type", Cmd::Type, 2, R, KEY1),
+    spec("pexpire", Cmd::Pexpire, -3, WX, KEY1),
+    spec("expireat", Cmd::ExpireAt, -3, WX, KEY1),
+    spec("pexpireat", Cmd::PexpireAt, -3, WX, KEY1),
+    spec("pttl", Cmd::Pttl, 2, R, KEY1),
+    spec("persist", Cmd::Persist, 2, WX, KEY1),
+    spec("decr", Cmd::Decr, 2, WF, KEY1),
+    spec("incrby", Cmd::Incrby, 3, WF, KEY1),
+    spec("decrby", Cmd::Decrby, 3, WF, KEY1),
+    spec("incrbyfloat", Cmd::IncrbyFloat, 3, WF, KEY1),
+    spec("append", Cmd::Append, 3, WF, KEY1),
+    spec("strlen", Cmd::Strlen, 2, R, KEY1),
+    spec("getrange", Cmd::GetRange, 4, RS, KEY1),
+    spec("setrange", Cmd::SetRange, 4, W, KEY1),
+    spec("keys", Cmd::Keys, 2, RS, NOKEYS),
+    spec("scan", Cmd::Scan, -2, RS, NOKEYS),
     spec("dbsize", Cmd::Dbsize, 1, R, NOKEYS),
+    spec("flushdb", Cmd::Flushall, -1, &["write"], NOKEYS),
     spec("flushall", Cmd::Flushall, -1, &["write"], NOKEYS),
-    spec("info", Cmd::Info, -1, &["stale"], NOKEYS),
-    spec("config", Cmd::Config, -2, &["admin", "stale"], NOKEYS),
-    spec("command", Cmd::Command, -1, &["stale"], NOKEYS),
-    spec("client", Cmd::Client, -2, &["stale"], NOKEYS),
-    spec("select", Cmd::Select, 2, A, NOKEYS),
-    spec("quit", Cmd::Quit, -1, A, NOKEYS),
+    spec(
+        "select",
+        Cmd::Select,
+        2,
+        &["loading", "stale", "fast"],
+        NOKEYS,
+    ),
+    spec("auth", Cmd::Auth, -2, NOAUTH_FLAGS, NOKEYS),
+    spec("hello", Cmd::Hello, -1, NOAUTH_FLAGS, NOKEYS),
+    spec("info", Cmd::Info, -1, &["loading", "stale"], NOKEYS),
+    spec("config", Cmd::Config, -2, &[], NOKEYS),
+    spec("command", Cmd::Command, -1, &["loading", "stale"], NOKEYS),
+    spec("client", Cmd::Client, -2, &[], NOKEYS),
+    spec("object", Cmd::Object, -2, &[], NOKEYS),
+    spec("quit", Cmd::Quit, -1, NOAUTH_FLAGS, NOKEYS),
+    spec("reset", Cmd::Reset, 1, NOAUTH_FLAGS, NOKEYS),
 ];
 
 /// The spec of a command name, ignoring case.
@@ -242,10 +373,11 @@ pub async fn execute(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     };
     let n = args.len() as i32;
     if (spec.arity > 0 && n != spec.arity) || n < -spec.arity {
-        reply::error(
-            ctx.out,
-            &format!("ERR wrong number of arguments for '{}' command", spec.name),
-        );
+        reply::error(ctx.out, &arity_error(spec.name));
+        return Flow::Continue;
+    }
+    if !ctx.client.authenticated && !spec.no_auth() {
+        reply::error(ctx.out, NOAUTH);
         return Flow::Continue;
     }
     if let Some(len) = oversized_key(spec, args, ctx.server.config.limits.max_key_len) {
@@ -261,26 +393,48 @@ pub async fn execute(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Cmd::Echo => echo::run(args, ctx).await,
         Cmd::Get => get::run(args, ctx).await,
         Cmd::Set => set::run(args, ctx).await,
+        Cmd::SetNx => set::setnx(args, ctx).await,
+        Cmd::SetEx => set::setex(args, ctx, set::Unit::Seconds).await,
+        Cmd::PSetEx => set::setex(args, ctx, set::Unit::Millis).await,
+        Cmd::GetSet => getex::getset(args, ctx).await,
+        Cmd::GetDel => getex::getdel(args, ctx).await,
+        Cmd::GetEx => getex::getex(args, ctx).await,
         Cmd::Mget => mget::run(args, ctx).await,
-        Cmd::Mset => mset::run(args, ctx).await,
+        Cmd::Mset => mset::run(args, ctx, false).await,
+        Cmd::MsetNx => mset::run(args, ctx, true).await,
         Cmd::Del => del::run(args, ctx).await,
         Cmd::Exists => exists::run(args, ctx).await,
-        Cmd::Expire => expire::run(args, ctx, expire::Unit::Seconds).await,
-        Cmd::Pexpire => expire::run(args, ctx, expire::Unit::Millis).await,
+        Cmd::Type => keytype::run(args, ctx).await,
+        Cmd::Expire => expire::run(args, ctx, expire::Unit::Seconds, false).await,
+        Cmd::Pexpire => expire::run(args, ctx, expire::Unit::Millis, false).await,
+        Cmd::ExpireAt => expire::run(args, ctx, expire::Unit::Seconds, true).await,
+        Cmd::PexpireAt => expire::run(args, ctx, expire::Unit::Millis, true).await,
         Cmd::Ttl => ttl::run(args, ctx, ttl::Unit::Seconds).await,
         Cmd::Pttl => ttl::run(args, ctx, ttl::Unit::Millis).await,
+        Cmd::Persist => persist::run(args, ctx).await,
         Cmd::Incr => incr::run(args, ctx, incr::Delta::One(1)).await,
         Cmd::Decr => incr::run(args, ctx, incr::Delta::One(-1)).await,
         Cmd::Incrby => incr::run(args, ctx, incr::Delta::Arg { negate: false }).await,
         Cmd::Decrby => incr::run(args, ctx, incr::Delta::Arg { negate: true }).await,
+        Cmd::IncrbyFloat => incrbyfloat::run(args, ctx).await,
+        Cmd::Append => append::append(args, ctx).await,
+        Cmd::Strlen => append::strlen(args, ctx).await,
+        Cmd::GetRange => range::getrange(args, ctx).await,
+        Cmd::SetRange => range::setrange(args, ctx).await,
+        Cmd::Keys => keys::run(args, ctx).await,
+        Cmd::Scan => scan::run(args, ctx).await,
         Cmd::Dbsize => dbsize::run(args, ctx).await,
         Cmd::Flushall => flushall::run(args, ctx).await,
+        Cmd::Select => select::run(args, ctx).await,
+        Cmd::Auth => auth::run(args, ctx).await,
+        Cmd::Hello => hello::run(args, ctx).await,
         Cmd::Info => info::run(args, ctx).await,
         Cmd::Config => config::run(args, ctx).await,
         Cmd::Command => command::run(args, ctx).await,
         Cmd::Client => client::run(args, ctx).await,
-        Cmd::Select => select::run(args, ctx).await,
+        Cmd::Object => object::run(args, ctx).await,
         Cmd::Quit => quit::run(args, ctx).await,
+        Cmd::Reset => reset::run(args, ctx).await,
     }
 }
 
@@ -329,93 +483,9 @@ fn truncate(b: &[u8], max: usize) -> String {
     String::from_utf8_lossy(&b[..b.len().min(max)]).into_owned()
 }
 
-/// Redis's glob matching (`*`, `?`, `[...]`, `\`), for `CONFIG GET`.
-pub fn glob_match(pattern: &[u8], s: &[u8], nocase: bool) -> bool {
-    let eq = |a: u8, b: u8| {
-        if nocase {
-            a.eq_ignore_ascii_case(&b)
-        } else {
-            a == b
-        }
-    };
-    let (mut p, mut i) = (0, 0);
-    // Backtracking point for the last `*`: (pattern after it, string position).
-    let mut star: Option<(usize, usize)> = None;
-    while i < s.len() {
-        let step = if p < pattern.len() {
-            match pattern[p] {
-                b'*' => {
-                    star = Some((p + 1, i));
-                    p += 1;
-                    continue;
-                }
-                b'?' => Some(p + 1),
-                b'[' => match_class(pattern, p, s[i], nocase),
-                b'\\' if p + 1 < pattern.len() => eq(pattern[p + 1], s[i]).then_some(p + 2),
-                c => eq(c, s[i]).then_some(p + 1),
-            }
-        } else {
-            None
-        };
-        match (step, star) {
-            (Some(np), _) => {
-                p = np;
-                i += 1;
-            }
-            (None, Some((sp, si))) => {
-                p = sp;
-                i = si + 1;
-                star = Some((sp, si + 1));
-            }
-            (None, None) => return false,
-        }
-    }
-    pattern[p..].iter().all(|&c| c == b'*')
-}
-
-/// Matches `c` against the class starting at `pattern[p] == '['`; returns
-/// the pattern position after the class when it matches.
-fn match_class(pattern: &[u8], p: usize, c: u8, nocase: bool) -> Option<usize> {
-    let fold = |b: u8| if nocase { b.to_ascii_lowercase() } else { b };
-    let c = fold(c);
-    let mut j = p + 1;
-    let negate = pattern.get(j) == Some(&b'^');
-    if negate {
-        j += 1;
-    }
-    let mut matched = false;
-    while j < pattern.len() && pattern[j] != b']' {
-        if pattern[j] == b'\\' && j + 1 < pattern.len() {
-            matched |= fold(pattern[j + 1]) == c;
-            j += 2;
-        } else if j + 2 < pattern.len() && pattern[j + 1] == b'-' && pattern[j + 2] != b']' {
-            let (a, b) = (fold(pattern[j]), fold(pattern[j + 2]));
-            matched |= a.min(b) <= c && c <= a.max(b);
-            j += 3;
-        } else {
-            matched |= fold(pattern[j]) == c;
-            j += 1;
-        }
-    }
-    (matched != negate).then_some((j + 1).min(pattern.len()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn globs() {
-        assert!(glob_match(b"*", b"maxmemory", true));
-        assert!(glob_match(b"max*", b"maxmemory", true));
-        assert!(glob_match(b"MAXMEM?RY", b"maxmemory", true));
-        assert!(glob_match(b"*mem*", b"maxmemory", true));
-        assert!(!glob_match(b"save", b"maxmemory", true));
-        assert!(glob_match(b"[ps]ort", b"port", true));
-        assert!(!glob_match(b"[^ps]ort", b"port", true));
-        assert!(glob_match(b"a*b*c", b"aXXbYYc", false));
-        assert!(!glob_match(b"a*b*c", b"aXXbYY", false));
-    }
 
     #[test]
     fn strict_integers() {

@@ -1,22 +1,30 @@
-//! `MSET key value [key value ...]`: one batched engine write. Like Redis,
-//! the keys lose any previous expiry.
+//! `MSET key value [key value ...]` and `MSETNX ...`: one batched engine
+//! write. Like Redis, the keys lose any previous expiry; `MSETNX` writes
+//! nothing (and answers 0) when any of the keys exists.
 
-use super::{Args, Ctx, Flow};
+use super::{arity_error, Args, Ctx, Flow};
 use crate::resp::reply;
 use tiercache_engine::Entry;
 
-pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
+pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, nx: bool) -> Flow {
     if args.len() % 2 == 0 {
-        reply::error(ctx.out, "ERR wrong number of arguments for 'mset' command");
+        reply::error(ctx.out, &arity_error(if nx { "msetnx" } else { "mset" }));
         return Flow::Continue;
     }
     let entries = (1..args.len())
         .step_by(2)
         .map(|i| (args.bytes(i), Entry::new(args.bytes(i + 1))))
         .collect();
-    match ctx.session.set_many(entries).await {
-        Ok(()) => reply::ok(ctx.out),
-        Err(e) => ctx.engine_error(&e),
+    if nx {
+        match ctx.session.set_many_if_absent(entries).await {
+            Ok(done) => reply::integer(ctx.out, done as i64),
+            Err(e) => ctx.engine_error(&e),
+        }
+    } else {
+        match ctx.session.set_many(entries).await {
+            Ok(()) => reply::ok(ctx.out),
+            Err(e) => ctx.engine_error(&e),
+        }
     }
     Flow::Continue
 }

@@ -1,26 +1,50 @@
-//! `SET key value [NX|XX] [GET] [EX s|PX ms|EXAT s|PXAT ms|KEEPTTL]`, with
-//! Redis 7's option rules and error wording.
+//! `SET key value [NX|XX] [GET] [EX s|PX ms|EXAT s|PXAT ms|KEEPTTL]`,
+//! `SETNX key value`, `SETEX key seconds value`, `PSETEX key ms value`,
+//! with Redis 7's option rules and error wording. The option parser and
+//! the expire-time checks are shared with `GETEX`.
 
-use super::{parse_i64, Args, Ctx, Flow, NOT_AN_INTEGER, SYNTAX_ERROR};
+use super::{invalid_expire, parse_i64, Args, Ctx, Flow, NOT_AN_INTEGER, SYNTAX_ERROR};
 use crate::resp::reply;
 use tiercache_engine::{now_ms, SetCondition, SetExpiry, SetOptions};
 
 /// The four ways to give an expiry.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum ExpireKind {
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExpireKind {
+    /// Seconds from now.
     Ex,
+    /// Milliseconds from now.
     Px,
+    /// Unix time in seconds.
     ExAt,
+    /// Unix time in milliseconds.
     PxAt,
 }
 
-pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
-    let mut opts = SetOptions::default();
-    let mut keep_ttl = false;
-    let mut expire: Option<(ExpireKind, usize)> = None;
-    // Options are all checked before any number is parsed, so a syntax
-    // error wins over a bad number, as in Redis.
-    let mut i = 3;
+/// The unit of `SETEX`/`PSETEX`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    Seconds,
+    Millis,
+}
+
+/// Parsed `SET`/`GETEX` options (Redis's `parseExtendedStringArgumentsOrReply`).
+#[derive(Default)]
+pub struct StringOptions {
+    pub nx: bool,
+    pub xx: bool,
+    pub get: bool,
+    pub keep_ttl: bool,
+    pub persist: bool,
+    /// The expiry kind and the index of its argument.
+    pub expire: Option<(ExpireKind, usize)>,
+}
+
+/// Parses options from argument `from` on; `for_set` selects SET's
+/// options (NX XX GET KEEPTTL) over GETEX's (PERSIST). `Err` is a syntax
+/// error. The same expiry option may repeat (the last wins), as in Redis.
+pub fn parse_options(args: &Args<'_>, from: usize, for_set: bool) -> Result<StringOptions, ()> {
+    let mut o = StringOptions::default();
+    let mut i = from;
     while i < args.len() {
         let kind = [
             ("ex", ExpireKind::Ex),
@@ -31,63 +55,125 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         .into_iter()
         .find(|(w, _)| args.is(i, w))
         .map(|(_, k)| k);
-        if args.is(i, "nx") && opts.condition != SetCondition::IfPresent {
-            opts.condition = SetCondition::IfAbsent;
-        } else if args.is(i, "xx") && opts.condition != SetCondition::IfAbsent {
-            opts.condition = SetCondition::IfPresent;
-        } else if args.is(i, "get") {
-            opts.return_old = true;
-        } else if args.is(i, "keepttl") && expire.is_none() {
-            keep_ttl = true;
+        if for_set && args.is(i, "nx") && !o.xx {
+            o.nx = true;
+        } else if for_set && args.is(i, "xx") && !o.nx {
+            o.xx = true;
+        } else if for_set && args.is(i, "get") {
+            o.get = true;
+        } else if for_set && args.is(i, "keepttl") && !o.persist && o.expire.is_none() {
+            o.keep_ttl = true;
+        } else if !for_set && args.is(i, "persist") && o.expire.is_none() && !o.keep_ttl {
+            o.persist = true;
         } else if let Some(kind) = kind.filter(|k| {
-            !keep_ttl && expire.map_or(true, |(prev, _)| prev == *k) && i + 1 < args.len()
+            !o.keep_ttl
+                && !o.persist
+                && o.expire.map_or(true, |(prev, _)| prev == *k)
+                && i + 1 < args.len()
         }) {
-            expire = Some((kind, i + 1));
+            o.expire = Some((kind, i + 1));
             i += 1;
         } else {
-            reply::error(ctx.out, SYNTAX_ERROR);
-            return Flow::Continue;
+            return Err(());
         }
         i += 1;
     }
-    opts.expiry = match expire {
-        Some((kind, at)) => match expiry_ms(args.get(at), kind) {
+    Ok(o)
+}
+
+/// The absolute expiry in Unix milliseconds, with Redis's checks
+/// (`getExpireMillisecondsOrReply`): the number must be positive and the
+/// result must fit in a signed 64-bit millisecond count.
+pub fn expiry_ms(raw: &[u8], kind: ExpireKind, cmd: &str) -> Result<u64, String> {
+    let n = parse_i64(raw).ok_or_else(|| NOT_AN_INTEGER.to_string())?;
+    let seconds = matches!(kind, ExpireKind::Ex | ExpireKind::ExAt);
+    if n <= 0 || (seconds && n > i64::MAX / 1000) {
+        return Err(invalid_expire(cmd));
+    }
+    let ms = if seconds { n * 1000 } else { n };
+    let at = match kind {
+        ExpireKind::Ex | ExpireKind::Px => ms.checked_add(now_ms() as i64),
+        ExpireKind::ExAt | ExpireKind::PxAt => Some(ms),
+    };
+    match at {
+        Some(at) if at > 0 => Ok(at as u64),
+        _ => Err(invalid_expire(cmd)),
+    }
+}
+
+pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
+    // Options are all checked before any number is parsed, so a syntax
+    // error wins over a bad number, as in Redis.
+    let Ok(o) = parse_options(args, 3, true) else {
+        reply::error(ctx.out, SYNTAX_ERROR);
+        return Flow::Continue;
+    };
+    let expiry = match o.expire {
+        Some((kind, at)) => match expiry_ms(args.get(at), kind, "set") {
             Ok(ms) => SetExpiry::At(ms),
             Err(msg) => {
-                reply::error(ctx.out, msg);
+                reply::error(ctx.out, &msg);
                 return Flow::Continue;
             }
         },
-        None if keep_ttl => SetExpiry::Keep,
+        None if o.keep_ttl => SetExpiry::Keep,
         None => SetExpiry::Default,
+    };
+    let opts = SetOptions {
+        expiry,
+        condition: if o.nx {
+            SetCondition::IfAbsent
+        } else if o.xx {
+            SetCondition::IfPresent
+        } else {
+            SetCondition::Always
+        },
+        return_old: o.get,
     };
     match ctx.session.set(args.bytes(1), args.bytes(2), opts).await {
         Ok(outcome) if opts.return_old => {
-            reply::bulk_or_null(ctx.out, outcome.old.as_ref().map(|e| &e.value[..]));
+            ctx.bulk_or_null(outcome.old.as_ref().map(|e| &e.value[..]));
         }
         Ok(outcome) if outcome.applied => reply::ok(ctx.out),
-        Ok(_) => reply::null(ctx.out),
+        Ok(_) => ctx.null(),
         Err(e) => ctx.engine_error(&e),
     }
     Flow::Continue
 }
 
-/// The absolute expiry in Unix milliseconds, with Redis's checks: the
-/// number must be positive and the result must fit in a signed 64-bit
-/// millisecond count.
-fn expiry_ms(raw: &[u8], kind: ExpireKind) -> Result<u64, &'static str> {
-    const INVALID: &str = "ERR invalid expire time in 'set' command";
-    let n = parse_i64(raw).ok_or(NOT_AN_INTEGER)?;
-    if n <= 0 {
-        return Err(INVALID);
+/// `SETNX key value`: 1 when set, 0 when the key existed.
+pub async fn setnx(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
+    let opts = SetOptions {
+        condition: SetCondition::IfAbsent,
+        ..Default::default()
+    };
+    match ctx.session.set(args.bytes(1), args.bytes(2), opts).await {
+        Ok(outcome) => reply::integer(ctx.out, outcome.applied as i64),
+        Err(e) => ctx.engine_error(&e),
     }
-    let ms = match kind {
-        ExpireKind::Ex | ExpireKind::ExAt => n.checked_mul(1000).ok_or(INVALID)?,
-        ExpireKind::Px | ExpireKind::PxAt => n,
+    Flow::Continue
+}
+
+/// `SETEX key seconds value` / `PSETEX key milliseconds value`.
+pub async fn setex(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, unit: Unit) -> Flow {
+    let (kind, name) = match unit {
+        Unit::Seconds => (ExpireKind::Ex, "setex"),
+        Unit::Millis => (ExpireKind::Px, "psetex"),
     };
-    let at = match kind {
-        ExpireKind::Ex | ExpireKind::Px => ms.checked_add(now_ms() as i64).ok_or(INVALID)?,
-        ExpireKind::ExAt | ExpireKind::PxAt => ms,
+    let at = match expiry_ms(args.get(2), kind, name) {
+        Ok(at) => at,
+        Err(msg) => {
+            reply::error(ctx.out, &msg);
+            return Flow::Continue;
+        }
     };
-    Ok(at as u64)
+    let opts = SetOptions {
+        expiry: SetExpiry::At(at),
+        ..Default::default()
+    };
+    match ctx.session.set(args.bytes(1), args.bytes(3), opts).await {
+        Ok(_) => reply::ok(ctx.out),
+        Err(e) => ctx.engine_error(&e),
+    }
+    Flow::Continue
 }

@@ -1,11 +1,38 @@
-//! RESP2 reply encoding, straight into the connection's output buffer.
+//! Reply encoding (RESP2 and RESP3), straight into the connection's output
+//! buffer.
 //!
-//! Every function appends one reply (or an array header) to `out`; the
+//! Every function appends one reply (or an aggregate header) to `out`; the
 //! connection writes the whole buffer once per batch. Integers are
 //! formatted on the stack, so encoding a reply allocates nothing beyond the
 //! buffer's own growth.
+//!
+//! Replies whose encoding depends on the protocol the client chose with
+//! `HELLO` take a [`Proto`]: RESP3 has its own null (`_`), maps (`%`),
+//! sets (`~`), doubles (`,`), booleans (`#`) and verbatim strings (`=`);
+//! RESP2 falls back to what Redis 7 sends there (`$-1` or `*-1`, flat
+//! arrays, bulk strings, integers).
 
 use bytes::{BufMut, BytesMut};
+
+/// The protocol a connection speaks: RESP2 until `HELLO 3`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Proto {
+    /// RESP2, the default.
+    #[default]
+    Resp2,
+    /// RESP3.
+    Resp3,
+}
+
+impl Proto {
+    /// The protocol version number (`2` or `3`), as `HELLO` reports it.
+    pub fn version(self) -> i64 {
+        match self {
+            Proto::Resp2 => 2,
+            Proto::Resp3 => 3,
+        }
+    }
+}
 
 /// `+s\r\n`. `s` must not contain CR or LF (callers pass constants).
 pub fn simple(out: &mut BytesMut, s: &str) {
@@ -52,16 +79,19 @@ pub fn bulk(out: &mut BytesMut, bytes: &[u8]) {
     out.put_slice(b"\r\n");
 }
 
-/// `$-1\r\n`: the RESP2 null (a missing key).
-pub fn null(out: &mut BytesMut) {
-    out.put_slice(b"$-1\r\n");
+/// The null a missing key gets: `$-1` in RESP2, `_` in RESP3.
+pub fn null(out: &mut BytesMut, proto: Proto) {
+    out.put_slice(match proto {
+        Proto::Resp2 => b"$-1\r\n",
+        Proto::Resp3 => b"_\r\n",
+    });
 }
 
 /// A bulk string, or null when absent.
-pub fn bulk_or_null(out: &mut BytesMut, bytes: Option<&[u8]>) {
+pub fn bulk_or_null(out: &mut BytesMut, bytes: Option<&[u8]>, proto: Proto) {
     match bytes {
         Some(b) => bulk(out, b),
-        None => null(out),
+        None => null(out, proto),
     }
 }
 
@@ -73,9 +103,75 @@ pub fn array(out: &mut BytesMut, n: usize) {
     out.put_slice(b"\r\n");
 }
 
-/// `*-1\r\n`: the RESP2 null array.
-pub fn null_array(out: &mut BytesMut) {
-    out.put_slice(b"*-1\r\n");
+/// The null array: `*-1` in RESP2, `_` in RESP3.
+pub fn null_array(out: &mut BytesMut, proto: Proto) {
+    out.put_slice(match proto {
+        Proto::Resp2 => b"*-1\r\n",
+        Proto::Resp3 => b"_\r\n",
+    });
+}
+
+fn header(out: &mut BytesMut, kind: u8, n: usize) {
+    let mut digits = [0u8; 20];
+    out.put_u8(kind);
+    out.put_slice(format_i64(n as i64, &mut digits));
+    out.put_slice(b"\r\n");
+}
+
+/// A map of `n` pairs (`%n`), whose `2n` elements the caller appends; a
+/// flat array of `2n` elements in RESP2.
+pub fn map(out: &mut BytesMut, n: usize, proto: Proto) {
+    match proto {
+        Proto::Resp2 => header(out, b'*', 2 * n),
+        Proto::Resp3 => header(out, b'%', n),
+    }
+}
+
+/// A set of `n` elements (`~n`); an array in RESP2.
+pub fn set(out: &mut BytesMut, n: usize, proto: Proto) {
+    header(out, if proto == Proto::Resp3 { b'~' } else { b'*' }, n);
+}
+
+/// A double (`,1.5`); a bulk string in RESP2. Formatted as Redis does
+/// (`%.17g`): `inf`, `-inf`, `nan`, or the shortest exact decimal.
+pub fn double(out: &mut BytesMut, v: f64, proto: Proto) {
+    let text = if v.is_nan() {
+        "nan".to_string()
+    } else if v.is_infinite() {
+        if v > 0.0 { "inf" } else { "-inf" }.to_string()
+    } else {
+        format!("{v}")
+    };
+    match proto {
+        Proto::Resp2 => bulk(out, text.as_bytes()),
+        Proto::Resp3 => {
+            out.put_u8(b',');
+            out.put_slice(text.as_bytes());
+            out.put_slice(b"\r\n");
+        }
+    }
+}
+
+/// A boolean (`#t` / `#f`); the integer 1 or 0 in RESP2.
+pub fn boolean(out: &mut BytesMut, b: bool, proto: Proto) {
+    match proto {
+        Proto::Resp2 => integer(out, b as i64),
+        Proto::Resp3 => out.put_slice(if b { b"#t\r\n" } else { b"#f\r\n" }),
+    }
+}
+
+/// Human-readable text (`INFO`, `CLIENT LIST`): a verbatim string of
+/// format `txt` in RESP3, a bulk string in RESP2.
+pub fn verbatim(out: &mut BytesMut, text: &[u8], proto: Proto) {
+    match proto {
+        Proto::Resp2 => bulk(out, text),
+        Proto::Resp3 => {
+            header(out, b'=', text.len() + 4);
+            out.put_slice(b"txt:");
+            out.put_slice(text);
+            out.put_slice(b"\r\n");
+        }
+    }
 }
 
 /// Formats `n` in decimal into `buf`, returning the used tail.
@@ -117,12 +213,50 @@ mod tests {
         error(&mut out, "ERR bad\r\nthing");
         integer(&mut out, -42);
         bulk(&mut out, b"hi");
-        null(&mut out);
+        null(&mut out, Proto::Resp2);
         array(&mut out, 2);
-        null_array(&mut out);
+        null_array(&mut out, Proto::Resp2);
         assert_eq!(
             &out[..],
             b"+PONG\r\n-ERR bad  thing\r\n:-42\r\n$2\r\nhi\r\n$-1\r\n*2\r\n*-1\r\n"
+        );
+    }
+
+    #[test]
+    fn encodes_per_protocol() {
+        let both = |f: &dyn Fn(&mut BytesMut, Proto)| {
+            let (mut a, mut b) = (BytesMut::new(), BytesMut::new());
+            f(&mut a, Proto::Resp2);
+            f(&mut b, Proto::Resp3);
+            (a, b)
+        };
+        assert_eq!(
+            both(&|o, p| null(o, p)),
+            (b"$-1\r\n"[..].into(), b"_\r\n"[..].into())
+        );
+        assert_eq!(
+            both(&|o, p| null_array(o, p)),
+            (b"*-1\r\n"[..].into(), b"_\r\n"[..].into())
+        );
+        assert_eq!(
+            both(&|o, p| map(o, 2, p)),
+            (b"*4\r\n"[..].into(), b"%2\r\n"[..].into())
+        );
+        assert_eq!(
+            both(&|o, p| set(o, 2, p)),
+            (b"*2\r\n"[..].into(), b"~2\r\n"[..].into())
+        );
+        assert_eq!(
+            both(&|o, p| double(o, 1.5, p)),
+            (b"$3\r\n1.5\r\n"[..].into(), b",1.5\r\n"[..].into())
+        );
+        assert_eq!(
+            both(&|o, p| boolean(o, true, p)),
+            (b":1\r\n"[..].into(), b"#t\r\n"[..].into())
+        );
+        assert_eq!(
+            both(&|o, p| verbatim(o, b"a:1", p)),
+            (b"$3\r\na:1\r\n"[..].into(), b"=7\r\ntxt:a:1\r\n"[..].into())
         );
     }
 }

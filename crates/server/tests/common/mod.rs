@@ -22,6 +22,28 @@ pub struct TestServer {
     _dir: tempfile::TempDir,
 }
 
+/// True when tests must not skip for lack of an external tool.
+pub fn backends_required() -> bool {
+    std::env::var("TIERCACHE_REQUIRE_BACKENDS").is_ok_and(|v| v == "1")
+}
+
+/// The path of `name` on PATH; when missing, a loud skip message (or a
+/// panic under `TIERCACHE_REQUIRE_BACKENDS=1`).
+pub fn require_tool(name: &str) -> Option<std::path::PathBuf> {
+    let found = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|p| p.join(name))
+            .find(|p| p.is_file())
+    });
+    if found.is_none() {
+        if backends_required() {
+            panic!("{name} is not installed but TIERCACHE_REQUIRE_BACKENDS=1");
+        }
+        eprintln!("SKIPPED: {name} is not installed; install it (see .ci/run) to run this test");
+    }
+    found
+}
+
 impl TestServer {
     pub async fn start() -> TestServer {
         Self::start_with(ServerConfig::default()).await
@@ -82,6 +104,18 @@ pub enum Reply {
     Int(i64),
     Bulk(Option<Vec<u8>>),
     Array(Option<Vec<Reply>>),
+    /// RESP3 `_`.
+    Null,
+    /// RESP3 `,` (kept as text).
+    Double(String),
+    /// RESP3 `#`.
+    Bool(bool),
+    /// RESP3 `%`.
+    Map(Vec<(Reply, Reply)>),
+    /// RESP3 `~`.
+    Set(Vec<Reply>),
+    /// RESP3 `=`: format and text.
+    Verbatim(String, Vec<u8>),
 }
 
 impl Reply {
@@ -96,7 +130,7 @@ impl Reply {
     }
     pub fn text(&self) -> String {
         match self {
-            Reply::Bulk(Some(b)) => String::from_utf8_lossy(b).into_owned(),
+            Reply::Bulk(Some(b)) | Reply::Verbatim(_, b) => String::from_utf8_lossy(b).into_owned(),
             Reply::Simple(s) | Reply::Error(s) => s.clone(),
             other => panic!("no text in {other:?}"),
         }
@@ -143,6 +177,13 @@ impl Client {
             .await
             .expect("reply timed out")
             .expect("connection closed")
+    }
+
+    /// The next reply, or `None` when the connection closed.
+    pub async fn try_read(&mut self) -> Option<Reply> {
+        tokio::time::timeout(Duration::from_secs(10), self.read_inner())
+            .await
+            .expect("reply timed out")
     }
 
     /// True when the server closed the connection (EOF within the timeout).
@@ -196,6 +237,40 @@ impl Client {
                         }
                         Reply::Array(Some(items))
                     }
+                }
+                "_" => Reply::Null,
+                "," => Reply::Double(rest.to_string()),
+                "#" => Reply::Bool(rest == "t"),
+                "%" | "~" => {
+                    let n: usize = rest.parse().unwrap();
+                    let per = if kind == "%" { 2 } else { 1 };
+                    let mut items = Vec::new();
+                    for _ in 0..n * per {
+                        items.push(self.read_inner().await?);
+                    }
+                    if kind == "~" {
+                        Reply::Set(items)
+                    } else {
+                        let mut pairs = Vec::new();
+                        let mut it = items.into_iter();
+                        while let (Some(k), Some(v)) = (it.next(), it.next()) {
+                            pairs.push((k, v));
+                        }
+                        Reply::Map(pairs)
+                    }
+                }
+                "=" => {
+                    let n: usize = rest.parse().unwrap();
+                    let mut buf = vec![0u8; n + 2];
+                    self.reader.read_exact(&mut buf).await.ok()?;
+                    buf.truncate(n);
+                    let text = buf.split_off(4.min(n));
+                    Reply::Verbatim(
+                        String::from_utf8_lossy(&buf)
+                            .trim_end_matches(':')
+                            .to_string(),
+                        text,
+                    )
                 }
                 other => panic!("unexpected reply type {other:?}"),
             })

@@ -1,0 +1,52 @@
+//! `APPEND key value` (the new length; creates the key, keeps its expiry)
+//! and `STRLEN key` (0 when absent).
+
+use super::{Args, Ctx, Flow, TOO_BIG};
+use crate::resp::reply;
+use crate::state::fingerprint;
+use tiercache_engine::{Entry, Update};
+
+pub async fn append(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
+    let suffix = args.get(2);
+    let max = ctx.server.config.limits.max_bulk_len;
+    let r = ctx
+        .session
+        .update(args.get(1), |old| {
+            let len = old.map_or(0, |e| e.value.len()) + suffix.len();
+            if len > max {
+                return (Update::Keep, Err(()));
+            }
+            let mut v = Vec::with_capacity(len);
+            if let Some(e) = old {
+                v.extend_from_slice(&e.value);
+            }
+            v.extend_from_slice(suffix);
+            // Appending to an existing string makes it `raw` in Redis.
+            let fp = old.is_some().then(|| fingerprint(&v));
+            let update = match old {
+                Some(e) => Update::SetEntry(Entry::with_expiry(v, e.expires_at)),
+                None => Update::Set(v.into()),
+            };
+            (update, Ok((len, fp)))
+        })
+        .await;
+    match r {
+        Ok(Ok((len, fp))) => {
+            if let Some(fp) = fp {
+                ctx.server.encodings.note(args.get(1), fp, "raw");
+            }
+            reply::integer(ctx.out, len as i64);
+        }
+        Ok(Err(())) => reply::error(ctx.out, TOO_BIG),
+        Err(e) => ctx.engine_error(&e),
+    }
+    Flow::Continue
+}
+
+pub async fn strlen(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
+    match ctx.session.get(args.get(1)).await {
+        Ok(e) => reply::integer(ctx.out, e.map_or(0, |e| e.value.len() as i64)),
+        Err(e) => ctx.engine_error(&e),
+    }
+    Flow::Continue
+}

@@ -1,0 +1,79 @@
+//! Read-and-modify commands of one key: `GETSET key value`, `GETDEL key`
+//! and `GETEX key [EX s|PX ms|EXAT s|PXAT ms|PERSIST]`. Each reads and
+//! writes atomically ([`Session::update`](tiercache_engine::Session::update)).
+
+use super::set::{expiry_ms, parse_options};
+use super::{Args, Ctx, Flow, SYNTAX_ERROR};
+use crate::resp::reply;
+use tiercache_engine::{Entry, SetOptions, Update};
+
+/// `GETSET key value`: the old value (or null); the key loses its TTL,
+/// as with a plain `SET`.
+pub async fn getset(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
+    let opts = SetOptions {
+        return_old: true,
+        ..Default::default()
+    };
+    match ctx.session.set(args.bytes(1), args.bytes(2), opts).await {
+        Ok(outcome) => ctx.bulk_or_null(outcome.old.as_ref().map(|e| &e.value[..])),
+        Err(e) => ctx.engine_error(&e),
+    }
+    Flow::Continue
+}
+
+/// `GETDEL key`: the value (or null), and the key is gone.
+pub async fn getdel(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
+    let r = ctx
+        .session
+        .update(args.get(1), |old| {
+            (Update::Delete, old.map(|e| e.value.clone()))
+        })
+        .await;
+    match r {
+        Ok(v) => ctx.bulk_or_null(v.as_deref()),
+        Err(e) => ctx.engine_error(&e),
+    }
+    Flow::Continue
+}
+
+/// `GETEX key [EX|PX|EXAT|PXAT time | PERSIST]`: the value (or null),
+/// with the expiry changed as asked. An `EXAT`/`PXAT` already past deletes
+/// the key after answering its value.
+pub async fn getex(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
+    let Ok(o) = parse_options(args, 2, false) else {
+        reply::error(ctx.out, SYNTAX_ERROR);
+        return Flow::Continue;
+    };
+    let at = match o.expire {
+        Some((kind, i)) => match expiry_ms(args.get(i), kind, "getex") {
+            Ok(at) => Some(at),
+            Err(msg) => {
+                reply::error(ctx.out, &msg);
+                return Flow::Continue;
+            }
+        },
+        None => None,
+    };
+    let persist = o.persist;
+    let r = ctx
+        .session
+        .update(args.get(1), |old| {
+            let Some(e) = old else {
+                return (Update::Keep, None);
+            };
+            let update = match at {
+                Some(at) => Update::SetEntry(Entry::with_expiry(e.value.clone(), Some(at))),
+                None if persist && e.expires_at.is_some() => {
+                    Update::SetEntry(Entry::with_expiry(e.value.clone(), None))
+                }
+                None => Update::Keep,
+            };
+            (update, Some(e.value.clone()))
+        })
+        .await;
+    match r {
+        Ok(v) => ctx.bulk_or_null(v.as_deref()),
+        Err(e) => ctx.engine_error(&e),
+    }
+    Flow::Continue
+}

@@ -1,0 +1,66 @@
+//! `OBJECT ENCODING key`: the encoding Redis would report for the value:
+//! `int` for a canonical 64-bit integer, `embstr` up to 44 bytes, `raw`
+//! beyond — unless the value's history says otherwise (`raw` after
+//! `APPEND`/`SETRANGE`, never `int` after `INCRBYFLOAT`), which the
+//! server's [`EncodingHints`](crate::state::EncodingHints) remember.
+
+use super::{arity_error, parse_i64, unknown_subcommand, Args, Ctx, Flow};
+use crate::resp::reply;
+
+/// Redis's `OBJ_ENCODING_EMBSTR_SIZE_LIMIT`.
+const EMBSTR_MAX: usize = 44;
+
+pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
+    if !args.is(1, "encoding") {
+        if args.is(1, "help") {
+            reply::array(ctx.out, 1);
+            reply::simple(ctx.out, "OBJECT ENCODING <key>");
+        } else {
+            reply::error(ctx.out, &unknown_subcommand(args.get(1), "object"));
+        }
+        return Flow::Continue;
+    }
+    if args.len() != 3 {
+        reply::error(ctx.out, &arity_error("object|encoding"));
+        return Flow::Continue;
+    }
+    match ctx.session.get(args.get(2)).await {
+        Ok(Some(e)) => {
+            let enc = ctx
+                .server
+                .encodings
+                .get(args.get(2), &e.value)
+                .unwrap_or_else(|| encoding(&e.value));
+            reply::bulk(ctx.out, enc.as_bytes());
+        }
+        Ok(None) => ctx.null(),
+        Err(e) => ctx.engine_error(&e),
+    }
+    Flow::Continue
+}
+
+/// The encoding Redis's `tryObjectEncoding` picks for a fresh value.
+pub fn encoding(v: &[u8]) -> &'static str {
+    if v.len() <= 20 && parse_i64(v).is_some() {
+        "int"
+    } else if v.len() <= EMBSTR_MAX {
+        "embstr"
+    } else {
+        "raw"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::encoding;
+
+    #[test]
+    fn encodings() {
+        assert_eq!(encoding(b"12345"), "int");
+        assert_eq!(encoding(b"-9223372036854775808"), "int");
+        assert_eq!(encoding(b"9223372036854775808"), "embstr");
+        assert_eq!(encoding(b"012"), "embstr");
+        assert_eq!(encoding(&[b'a'; 44]), "embstr");
+        assert_eq!(encoding(&[b'a'; 45]), "raw");
+    }
+}

@@ -1,0 +1,23 @@
+//! `PERSIST key`: 1 when the key had an expiry and lost it, else 0.
+
+use super::{Args, Ctx, Flow};
+use crate::resp::reply;
+use tiercache_engine::{Entry, Update};
+
+pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
+    let r = ctx
+        .session
+        .update(args.get(1), |old| match old {
+            Some(e) if e.expires_at.is_some() => (
+                Update::SetEntry(Entry::with_expiry(e.value.clone(), None)),
+                1,
+            ),
+            _ => (Update::Keep, 0),
+        })
+        .await;
+    match r {
+        Ok(n) => reply::integer(ctx.out, n),
+        Err(e) => ctx.engine_error(&e),
+    }
+    Flow::Continue
+}

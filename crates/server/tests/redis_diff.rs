@@ -1,0 +1,324 @@
+//! Differential test: the same scripted command sequences go to a real
+//! `redis-server` (7.x, started here on a free port) and to a tiercache
+//! server, over RESP2 and over RESP3, and every reply must be identical —
+//! error cases included (arity, bad numbers, overflow, option clashes).
+//!
+//! What legitimately differs is listed, and checked more loosely:
+//! - `HELLO`: `version` and `id` values (the map and the other fields must match);
+//! - `CLIENT ID`, `CLIENT INFO`, `CLIENT LIST`, `INFO`, `COMMAND COUNT`,
+//!   `COMMAND INFO` of known commands: only the reply type (contents are
+//!   server specific);
+//! - `CONFIG GET` of values that depend on the host (`maxmemory`,
+//!   `maxclients`, `port`): only the parameter names;
+//! - `PTTL` and `TTL` against absolute times: within a tolerance;
+//! - `KEYS` and `SCAN`: order and cursors (compared as sets, a full
+//!   `SCAN` iteration against a full iteration);
+//! - `CLIENT SETINFO` is Redis 7.2 and not in 7.0: not sent;
+//! - limits: Redis refuses values over 512 MB, tiercache over its
+//!   `max_value_bytes` (64 MiB by default); only the over-both case is sent.
+//!
+//! Without `redis-server` on PATH the test says so loudly and passes,
+//! unless `TIERCACHE_REQUIRE_BACKENDS=1`.
+
+mod common;
+mod diff_script;
+
+use common::{encode, require_tool, Client, Reply, TestServer};
+use diff_script::{auth_script, strings_script, words, Check, Step};
+use std::collections::BTreeSet;
+use std::net::{SocketAddr, TcpListener};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+use tiercache_server::ServerConfig;
+
+/// A `redis-server` child on a free port, killed on drop.
+struct RedisServer {
+    child: Child,
+    addr: SocketAddr,
+    _dir: tempfile::TempDir,
+}
+
+impl RedisServer {
+    async fn start(bin: &Path, extra: &[&str]) -> RedisServer {
+        let dir = tempfile::tempdir().unwrap();
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut args: Vec<String> = [
+            "--port",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--databases",
+            "1",
+            "--dir",
+            dir.path().to_str().unwrap(),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let child = Command::new(bin)
+            .args(&args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start redis-server");
+        // Owned from here on: dropping it kills and reaps the child.
+        let server = RedisServer {
+            child,
+            addr: format!("127.0.0.1:{port}").parse().unwrap(),
+            _dir: dir,
+        };
+        for _ in 0..200 {
+            if tokio::net::TcpStream::connect(server.addr).await.is_ok() {
+                return server;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("redis-server did not start on {}", server.addr);
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Puts `version` and `id` of a HELLO reply out of the comparison.
+fn normalize_hello(r: &Reply) -> Reply {
+    let masked = |k: &Reply, v: &Reply| {
+        if *k == Reply::bulk("version") || *k == Reply::bulk("id") {
+            Reply::Null
+        } else {
+            v.clone()
+        }
+    };
+    match r {
+        Reply::Map(pairs) => Reply::Map(
+            pairs
+                .iter()
+                .map(|(k, v)| (k.clone(), masked(k, v)))
+                .collect(),
+        ),
+        Reply::Array(Some(items)) => {
+            let mut out = items.clone();
+            for i in (0..out.len().saturating_sub(1)).step_by(2) {
+                out[i + 1] = masked(&items[i], &items[i + 1]);
+            }
+            Reply::Array(Some(out))
+        }
+        other => other.clone(),
+    }
+}
+
+fn map_keys(r: &Reply) -> Option<BTreeSet<String>> {
+    match r {
+        Reply::Map(pairs) => Some(pairs.iter().map(|(k, _)| k.text()).collect()),
+        Reply::Array(Some(items)) => Some(items.iter().step_by(2).map(|k| k.text()).collect()),
+        _ => None,
+    }
+}
+
+fn sorted(r: &Reply) -> Reply {
+    match r {
+        Reply::Array(Some(items)) | Reply::Set(items) => {
+            let mut v = items.clone();
+            v.sort_by_key(|x| format!("{x:?}"));
+            Reply::Array(Some(v))
+        }
+        other => other.clone(),
+    }
+}
+
+fn same(check: Check, a: &Reply, b: &Reply) -> bool {
+    match check {
+        Check::Exact => a == b,
+        Check::Unordered => sorted(a) == sorted(b),
+        Check::Near(tol) => match (a, b) {
+            (Reply::Int(x), Reply::Int(y)) => (x - y).abs() <= tol,
+            _ => a == b,
+        },
+        Check::Shape => std::mem::discriminant(a) == std::mem::discriminant(b),
+        Check::Hello => normalize_hello(a) == normalize_hello(b),
+        Check::MapKeys => map_keys(a).is_some() && map_keys(a) == map_keys(b),
+    }
+}
+
+async fn scan_iteration(c: &mut Client, options: &[Vec<u8>]) -> Result<BTreeSet<Vec<u8>>, Reply> {
+    let mut keys = BTreeSet::new();
+    let mut cursor = b"0".to_vec();
+    for _ in 0..10_000 {
+        let mut args: Vec<&[u8]> = vec![b"SCAN", &cursor];
+        args.extend(options.iter().map(|o| o.as_slice()));
+        c.send_raw(&encode(&args)).await;
+        let reply = c.read().await;
+        let Reply::Array(Some(parts)) = &reply else {
+            return Err(reply);
+        };
+        let (Reply::Bulk(Some(next)), Reply::Array(Some(page))) = (&parts[0], &parts[1]) else {
+            return Err(reply);
+        };
+        for k in page {
+            let Reply::Bulk(Some(k)) = k else {
+                return Err(reply.clone());
+            };
+            keys.insert(k.clone());
+        }
+        if next == b"0" {
+            return Ok(keys);
+        }
+        cursor = next.clone();
+    }
+    panic!("SCAN did not finish");
+}
+
+/// Runs `script` on both servers (RESP3 after `HELLO 3` when `resp3`)
+/// and returns every difference.
+async fn run(script: &[Step], redis: SocketAddr, ours: SocketAddr, resp3: bool) -> Vec<String> {
+    let mut r = Client::connect(redis).await;
+    let mut t = Client::connect(ours).await;
+    let mut diffs = Vec::new();
+    let proto = if resp3 { "RESP3" } else { "RESP2" };
+    if resp3 {
+        let hello = words("HELLO 3");
+        let args: Vec<&[u8]> = hello.iter().map(|a| a.as_slice()).collect();
+        r.send_raw(&encode(&args)).await;
+        t.send_raw(&encode(&args)).await;
+        let (a, b) = (r.read().await, t.read().await);
+        assert!(
+            matches!(a, Reply::Map(_)),
+            "redis did not switch to RESP3: {a:?}"
+        );
+        if !same(Check::Hello, &a, &b) {
+            diffs.push(format!(
+                "[{proto}] HELLO 3\n  redis:     {a:?}\n  tiercache: {b:?}"
+            ));
+        }
+    }
+    for step in script {
+        match step {
+            Step::Cmd(args, check) => {
+                let args: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
+                r.send_raw(&encode(&args)).await;
+                t.send_raw(&encode(&args)).await;
+                let line: Vec<String> = args
+                    .iter()
+                    .map(|a| String::from_utf8_lossy(a).into_owned())
+                    .collect();
+                let (Some(a), Some(b)) = (r.try_read().await, t.try_read().await) else {
+                    if line[0] != "QUIT" {
+                        diffs.push(format!("[{proto}] {}: a connection closed", line.join(" ")));
+                    }
+                    return diffs;
+                };
+                if !same(*check, &a, &b) {
+                    diffs.push(format!(
+                        "[{proto}] {}\n  redis:     {a:?}\n  tiercache: {b:?}",
+                        line.join(" ")
+                    ));
+                }
+            }
+            Step::Raw(bytes, n) => {
+                r.send_raw(bytes).await;
+                t.send_raw(bytes).await;
+                let mut closed = false;
+                for _ in 0..*n {
+                    let (Some(a), Some(b)) = (r.try_read().await, t.try_read().await) else {
+                        diffs.push(format!(
+                            "[{proto}] raw {:?}: a connection closed",
+                            String::from_utf8_lossy(bytes)
+                        ));
+                        return diffs;
+                    };
+                    closed |= a.is_error_starting("ERR Protocol error");
+                    if a != b {
+                        diffs.push(format!(
+                            "[{proto}] raw {:?}\n  redis:     {a:?}\n  tiercache: {b:?}",
+                            String::from_utf8_lossy(bytes)
+                        ));
+                    }
+                }
+                if closed {
+                    // A protocol error closes the connection on both.
+                    assert!(
+                        r.is_closed().await && t.is_closed().await,
+                        "[{proto}] protocol error must close"
+                    );
+                    r = Client::connect(redis).await;
+                    t = Client::connect(ours).await;
+                    if resp3 {
+                        for cl in [&mut r, &mut t] {
+                            cl.send_raw(&encode(&[b"HELLO", b"3"])).await;
+                            cl.read().await;
+                        }
+                    }
+                }
+            }
+            Step::ScanAll(options) => {
+                let (a, b) = (
+                    scan_iteration(&mut r, options).await,
+                    scan_iteration(&mut t, options).await,
+                );
+                if a != b {
+                    diffs.push(format!(
+                        "[{proto}] SCAN iteration {:?}\n  redis:     {a:?}\n  tiercache: {b:?}",
+                        options
+                            .iter()
+                            .map(|o| String::from_utf8_lossy(o).into_owned())
+                            .collect::<Vec<_>>()
+                    ));
+                }
+            }
+            Step::Sleep(ms) => tokio::time::sleep(Duration::from_millis(*ms)).await,
+        }
+    }
+    diffs
+}
+
+fn report(diffs: Vec<String>) {
+    assert!(
+        diffs.is_empty(),
+        "{} replies differ from redis-server's:\n{}",
+        diffs.len(),
+        diffs.join("\n")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn strings_counters_expiry_and_key_space_match_redis() {
+    let Some(bin) = require_tool("redis-server") else {
+        return;
+    };
+    let redis = RedisServer::start(&bin, &[]).await;
+    let ours = TestServer::start().await;
+    let script = strings_script();
+    let mut diffs = run(&script, redis.addr, ours.addr, false).await;
+    diffs.extend(run(&script, redis.addr, ours.addr, true).await);
+    report(diffs);
+    ours.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requirepass_matches_redis() {
+    let Some(bin) = require_tool("redis-server") else {
+        return;
+    };
+    let redis = RedisServer::start(&bin, &["--requirepass", "secret"]).await;
+    let ours = TestServer::start_with(ServerConfig {
+        requirepass: Some("secret".into()),
+        ..Default::default()
+    })
+    .await;
+    report(run(&auth_script(), redis.addr, ours.addr, false).await);
+    ours.shutdown().await;
+}

@@ -1,0 +1,116 @@
+"""Drives a tiercache server with redis-py, over RESP2 and RESP3.
+
+Usage: redis_py_check.py PORT PASSWORD. Exits non-zero (with a traceback)
+on the first behaviour a redis-py user would notice.
+"""
+
+import sys
+
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+port, password = int(sys.argv[1]), sys.argv[2]
+
+
+def expect_error(fn, cls, text):
+    try:
+        fn()
+    except cls as e:
+        assert text in str(e), f"{cls.__name__}: {e!r} lacks {text!r}"
+    else:
+        raise AssertionError(f"expected {cls.__name__} containing {text!r}")
+
+
+# A failed login is not retried (redis-py would back off for seconds).
+NO_RETRY = Retry(NoBackoff(), 0)
+
+# Authentication as clients do it: AUTH, or HELLO 3 AUTH with RESP3.
+for proto in (2, 3):
+    expect_error(
+        lambda: redis.Redis(port=port, protocol=proto, retry=NO_RETRY).get("k"),
+        redis.exceptions.AuthenticationError,
+        "",
+    )
+    expect_error(
+        lambda: redis.Redis(port=port, password="wrong", protocol=proto, retry=NO_RETRY).ping(),
+        redis.exceptions.AuthenticationError,
+        "",
+    )
+
+for proto in (2, 3):
+    r = redis.Redis(port=port, password=password, protocol=proto, decode_responses=True)
+    assert r.ping() is True
+    assert r.flushall() is True
+    # Strings.
+    assert r.set("k", "v") is True
+    assert r.get("k") == "v"
+    assert r.get("missing") is None
+    assert r.set("k", "x", nx=True) is None
+    assert r.set("k", "v2", xx=True, get=True) == "v"
+    assert r.setnx("k", "y") is False
+    assert r.setex("t", 100, "v") is True
+    assert r.ttl("t") == 100
+    assert 99_000 < r.pttl("t") <= 100_000
+    assert r.psetex("pt", 5000, "v") is True
+    assert r.getset("k", "v3") == "v2"
+    assert r.getdel("k") == "v3" and r.exists("k") == 0
+    r.set("g", "v")
+    assert r.getex("g", ex=50) == "v" and r.ttl("g") == 50
+    assert r.getex("g", persist=True) == "v" and r.ttl("g") == -1
+    assert r.append("s", "ab") == 2 and r.append("s", "cd") == 4
+    assert r.strlen("s") == 4 and r.getrange("s", 1, 2) == "bc"
+    assert r.setrange("s", 6, "x") == 7 and r.get("s") == "abcd\x00\x00x"
+    assert r.mset({"a": "1", "b": "2"}) is True
+    assert r.mget("a", "nope", "b") == ["1", None, "2"]
+    assert r.msetnx({"a": "9", "c": "3"}) is False and r.msetnx({"c": "3"}) is True
+    # Counters.
+    assert r.incr("n") == 1 and r.incrby("n", 5) == 6 and r.decr("n") == 5
+    assert r.decrby("n", 10) == -5
+    assert r.incrbyfloat("f", 10.5) == 10.5 and r.incrbyfloat("f", 0.1) == 10.6
+    expect_error(lambda: r.incr("s"), redis.exceptions.ResponseError, "not an integer")
+    r.set("big", 2**63 - 1)
+    expect_error(lambda: r.incr("big"), redis.exceptions.ResponseError, "overflow")
+    # Expiry.
+    r.set("e", "v")
+    assert r.expire("e", 100) is True and r.ttl("e") == 100
+    assert r.expire("e", 200, nx=True) is False
+    assert r.expire("e", 300, gt=True) is True and r.ttl("e") == 300
+    assert r.pexpire("e", 100_000, lt=True) is True
+    assert r.persist("e") is True and r.ttl("e") == -1
+    assert r.expireat("e", 4102444800) is True
+    assert r.pexpireat("e", 1) is True and r.exists("e") == 0
+    assert r.ttl("missing") == -2
+    # Keys.
+    assert r.type("a") == "string" and r.type("missing") == "none"
+    assert r.delete("a", "missing") == 1 and r.unlink("b") == 1
+    r.flushdb()
+    names = {f"user:{i}" for i in range(250)} | {f"other:{i}" for i in range(50)}
+    pipe = r.pipeline(transaction=False)
+    for name in names:
+        pipe.set(name, "v")
+    assert all(pipe.execute())
+    assert r.dbsize() == 300
+    assert set(r.keys("user:*")) == {n for n in names if n.startswith("user:")}
+    assert set(r.scan_iter(count=7)) == names
+    assert set(r.scan_iter(match="other:*", count=20)) == {n for n in names if n.startswith("other:")}
+    assert set(r.scan_iter(_type="string")) == names
+    assert r.object("encoding", "user:1") == "embstr"
+    r.set("num", 12345)
+    assert r.object("encoding", "num") == "int"
+    # Introspection.
+    info = r.info()
+    assert info["redis_version"].startswith("7."), info
+    assert r.info("keyspace")["db0"]["keys"] == 301
+    assert "maxmemory" in r.config_get("maxmemory")
+    assert r.config_get("save") == {"save": ""}
+    assert r.config_set("timeout", 0) is True
+    assert r.client_setname("py") is True and r.client_getname() == "py"
+    assert r.client_id() > 0
+    assert r.client_info()["name"] == "py"
+    assert any(c["name"] == "py" for c in r.client_list())
+    assert r.command_count() > 40
+    assert r.flushall() is True and r.dbsize() == 0
+    r.close()
+
+print("redis-py", redis.__version__, "ok")
