@@ -24,7 +24,7 @@ pub async fn append(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             // Appending to an existing string makes it `raw` in Redis.
             let fp = old.is_some().then(|| fingerprint(&v));
             let update = match old {
-                Some(e) => Update::SetEntry(Entry::with_expiry(v, e.expires_at)),
+                Some(e) => Update::SetEntry(Entry::with_flags(v, e.expires_at, e.flags)),
                 None => Update::Set(v.into()),
             };
             (update, Ok((len, fp)))

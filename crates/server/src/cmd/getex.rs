@@ -62,9 +62,9 @@ pub async fn getex(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
                 return (Update::Keep, None);
             };
             let update = match at {
-                Some(at) => Update::SetEntry(Entry::with_expiry(e.value.clone(), Some(at))),
+                Some(at) => Update::SetEntry(Entry::with_flags(e.value.clone(), Some(at), e.flags)),
                 None if persist && e.expires_at.is_some() => {
-                    Update::SetEntry(Entry::with_expiry(e.value.clone(), None))
+                    Update::SetEntry(Entry::with_flags(e.value.clone(), None, e.flags))
                 }
                 None => Update::Keep,
             };

@@ -28,7 +28,9 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             match add(current, incr) {
                 Ok(sum) => {
                     let update = match old {
-                        Some(e) => Update::SetEntry(Entry::with_expiry(sum.clone(), e.expires_at)),
+                        Some(e) => {
+                            Update::SetEntry(Entry::with_flags(sum.clone(), e.expires_at, e.flags))
+                        }
                         None => Update::Set(sum.clone().into()),
                     };
                     (update, Ok(sum))

@@ -77,7 +77,7 @@ pub async fn setrange(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             // A string written in place is `raw` in Redis.
             let fp = fingerprint(&v);
             let update = match old {
-                Some(e) => Update::SetEntry(Entry::with_expiry(v, e.expires_at)),
+                Some(e) => Update::SetEntry(Entry::with_flags(v, e.expires_at, e.flags)),
                 None => Update::Set(v.into()),
             };
             (update, Ok((len, Some(fp))))
