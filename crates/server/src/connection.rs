@@ -12,6 +12,7 @@
 //! is durable.
 
 use crate::cmd::{self, engine_error_message, Args, Ctx, Flow};
+use crate::read::{read_more, ReadEnd, KEEP_BUFFER, MAX_BATCH, READ_CHUNK};
 use crate::resp::{reply, ProtocolError, RequestParser};
 use crate::shutdown::Shutdown;
 use crate::state::{ClientState, ServerState};
@@ -20,16 +21,7 @@ use std::io;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use tiercache_engine::Engine;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-
-/// Bytes the read buffer grows by when it runs low; its initial size.
-const READ_CHUNK: usize = 16 << 10;
-/// Buffers larger than this (after a big request or reply) are given back
-/// when empty, so idle connections stay small.
-const KEEP_BUFFER: usize = 1 << 20;
-/// Most requests run in one session: bounds the output buffer and the time
-/// before the first reply when a client pipelines without limit.
-const MAX_BATCH: usize = 1024;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
 /// A RESP client connection over any byte stream (TCP, unix socket, test pipe).
 pub struct RespConnection<S> {
@@ -103,40 +95,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
                     break;
                 }
             }
-            if self.read_buf.is_empty() && self.read_buf.capacity() > KEEP_BUFFER {
-                self.read_buf = BytesMut::with_capacity(READ_CHUNK);
-            }
-            if shutdown.is_shutdown() {
-                return Ok(());
-            }
-            // Grow by what arrives, never by what a header claims.
-            if self.read_buf.capacity() - self.read_buf.len() < READ_CHUNK / 4 {
-                self.read_buf.reserve(READ_CHUNK);
-            }
             let idle = self.server.idle_timeout();
-            let read = async {
-                if idle.is_zero() {
-                    self.stream.read_buf(&mut self.read_buf).await.map(Some)
-                } else {
-                    match tokio::time::timeout(idle, self.stream.read_buf(&mut self.read_buf)).await
-                    {
-                        Ok(r) => r.map(Some),
-                        Err(_) => Ok(None),
-                    }
-                }
-            };
-            let n = tokio::select! {
-                r = read => r?,
-                _ = shutdown.recv() => return Ok(()),
-            };
-            match n {
-                // End of stream; a partial request left behind is dropped, as Redis does.
-                Some(0) => return Ok(()),
-                Some(_) => {}
-                None => {
+            match read_more(&mut self.stream, &mut self.read_buf, idle, shutdown).await? {
+                Ok(_) => {}
+                Err(ReadEnd::Idle) => {
                     tracing::debug!(client = self.client.id, "closing idle connection");
                     return Ok(());
                 }
+                Err(ReadEnd::Eof | ReadEnd::Shutdown) => return Ok(()),
             }
         }
     }

@@ -73,6 +73,7 @@ pub mod glob;
 pub mod listener;
 mod longdouble;
 pub mod memcache;
+mod read;
 pub mod resp;
 pub mod shutdown;
 pub mod state;

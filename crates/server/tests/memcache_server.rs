@@ -529,3 +529,27 @@ async fn unix_socket_listener() {
     assert!(!path.exists(), "the socket file is removed at shutdown");
     engine.shutdown().await.unwrap();
 }
+
+#[tokio::test]
+async fn an_idle_client_is_closed_after_the_idle_timeout() {
+    let server = McServer::start_with(ServerConfig {
+        idle_timeout: Duration::from_millis(300),
+        ..Default::default()
+    })
+    .await;
+    let mut idle = server.client().await;
+    assert_eq!(
+        idle.script("version\n").await.split(' ').next(),
+        Some("VERSION")
+    );
+    let started = std::time::Instant::now();
+    assert!(
+        idle.read_to_eof().await.is_empty(),
+        "closed without a reply"
+    );
+    assert!(started.elapsed() >= Duration::from_millis(250));
+    // The server is still up for others.
+    let mut other = server.client().await;
+    assert_eq!(other.script("set a 0 0 1\nx\n").await, "STORED\r\n");
+    server.shutdown().await;
+}

@@ -9,6 +9,7 @@
 
 use super::parse::{Fatal, McParser, Parsed};
 use super::{engine_error_message, execute, Ctx, Flow, Req};
+use crate::read::{read_more, KEEP_BUFFER, MAX_BATCH, READ_CHUNK};
 use crate::shutdown::Shutdown;
 use crate::state::ServerState;
 use bytes::{Buf, BytesMut};
@@ -16,11 +17,7 @@ use std::io;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use tiercache_engine::Engine;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-
-const READ_CHUNK: usize = 16 << 10;
-const KEEP_BUFFER: usize = 1 << 20;
-const MAX_BATCH: usize = 1024;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
 /// One request of the batch: its slice of the flattened token ranges.
 #[derive(Clone, Copy)]
@@ -94,34 +91,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> McConnection<S> {
                     break;
                 }
             }
-            if self.read_buf.is_empty() && self.read_buf.capacity() > KEEP_BUFFER {
-                self.read_buf = BytesMut::with_capacity(READ_CHUNK);
-            }
-            if shutdown.is_shutdown() {
-                return Ok(());
-            }
-            if self.read_buf.capacity() - self.read_buf.len() < READ_CHUNK / 4 {
-                self.read_buf.reserve(READ_CHUNK);
-            }
-            let idle = self.server.config.idle_timeout;
-            let read = async {
-                if idle.is_zero() {
-                    self.stream.read_buf(&mut self.read_buf).await.map(Some)
-                } else {
-                    match tokio::time::timeout(idle, self.stream.read_buf(&mut self.read_buf)).await
-                    {
-                        Ok(r) => r.map(Some),
-                        Err(_) => Ok(None),
-                    }
-                }
-            };
-            let n = tokio::select! {
-                r = read => r?,
-                _ = shutdown.recv() => return Ok(()),
-            };
-            match n {
-                Some(0) | None => return Ok(()),
-                Some(n) => self.server.memcache.bytes_read.add(n as u64),
+            // The idle timeout is the server's current one (`CONFIG SET timeout`).
+            let idle = self.server.idle_timeout();
+            match read_more(&mut self.stream, &mut self.read_buf, idle, shutdown).await? {
+                Ok(n) => self.server.memcache.bytes_read.add(n as u64),
+                Err(_) => return Ok(()),
             }
         }
     }

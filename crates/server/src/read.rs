@@ -1,0 +1,66 @@
+//! The read step both protocol connections share: buffer housekeeping,
+//! then one read that gives way to shutdown and to the idle timeout.
+
+use crate::shutdown::Shutdown;
+use bytes::BytesMut;
+use std::io;
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+/// Bytes asked of the socket per read.
+pub(crate) const READ_CHUNK: usize = 16 << 10;
+/// A drained read buffer larger than this (after a big request) is
+/// replaced, so one large value does not pin its memory for the
+/// connection's life.
+pub(crate) const KEEP_BUFFER: usize = 1 << 20;
+/// Most requests run in one batch (one session, one commit, one write).
+pub(crate) const MAX_BATCH: usize = 1024;
+
+/// Why a connection stops reading.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum ReadEnd {
+    /// The client closed its side (a partial request left behind is dropped).
+    Eof,
+    /// Nothing arrived within the idle timeout.
+    Idle,
+    /// The server is stopping.
+    Shutdown,
+}
+
+/// Appends what the client sends next to `buf`: the number of bytes, or
+/// why the connection should close. `idle` of zero waits forever. The
+/// buffer grows by what arrives, never by what a header claims.
+pub(crate) async fn read_more<S: AsyncRead + Unpin>(
+    stream: &mut S,
+    buf: &mut BytesMut,
+    idle: Duration,
+    shutdown: &mut Shutdown,
+) -> io::Result<Result<usize, ReadEnd>> {
+    if buf.is_empty() && buf.capacity() > KEEP_BUFFER {
+        *buf = BytesMut::with_capacity(READ_CHUNK);
+    }
+    if shutdown.is_shutdown() {
+        return Ok(Err(ReadEnd::Shutdown));
+    }
+    if buf.capacity() - buf.len() < READ_CHUNK / 4 {
+        buf.reserve(READ_CHUNK);
+    }
+    let read = async {
+        if idle.is_zero() {
+            stream.read_buf(buf).await.map(Some)
+        } else {
+            match tokio::time::timeout(idle, stream.read_buf(buf)).await {
+                Ok(r) => r.map(Some),
+                Err(_) => Ok(None),
+            }
+        }
+    };
+    tokio::select! {
+        r = read => Ok(match r? {
+            Some(0) => Err(ReadEnd::Eof),
+            Some(n) => Ok(n),
+            None => Err(ReadEnd::Idle),
+        }),
+        _ = shutdown.recv() => Ok(Err(ReadEnd::Shutdown)),
+    }
+}
