@@ -23,6 +23,11 @@ pub enum Change {
     /// data did not change). An expiry at or before now deletes the key.
     /// A no-op on an absent key.
     Touch(Option<u64>),
+    /// Store this entry exactly as given, expiry included (no default TTL:
+    /// `None` means never), under a fresh cas unique; an entry already
+    /// expired deletes the key. What Redis's `PERSIST`, `EXPIRE` and
+    /// `APPEND` need.
+    Exact(Entry),
     /// Delete the key.
     Delete,
 }
@@ -96,6 +101,10 @@ impl Session<'_> {
             Change::Delete => None,
             Change::Put(e) => {
                 let mut e = core.with_default_ttl(&key, e);
+                e.cas = next_cas();
+                Some(e)
+            }
+            Change::Exact(mut e) => {
                 e.cas = next_cas();
                 Some(e)
             }

@@ -1,10 +1,11 @@
-//! Atomic read-modify-write of one key, and all-or-nothing multi-key
-//! inserts: what `APPEND`, `SETRANGE`, `GETDEL`, `GETEX`, `GETSET`,
-//! `INCRBYFLOAT`, `PERSIST`, conditional `EXPIRE` and `MSETNX` need.
+//! Redis's view of read-modify-write: [`Session::update`] (a plain
+//! [`Update`] over [`Session::modify`], the one primitive) and the
+//! all-or-nothing multi-key insert `MSETNX` needs.
 
 use super::Session;
-use crate::entry::{now_ms, Entry};
+use crate::entry::Entry;
 use crate::error::Result;
+use crate::modify::Change;
 use bytes::Bytes;
 
 /// What [`Session::update`] does with the key after looking at it.
@@ -50,27 +51,20 @@ impl Session<'_> {
         key: &[u8],
         f: impl FnOnce(Option<&Entry>) -> (Update, T),
     ) -> Result<T> {
-        let core = self.core;
         let key = Bytes::copy_from_slice(key);
-        let _lock = core.lock_keys(std::iter::once(key.as_ref())).await;
-        let old = core.read(&key).await?;
-        let (update, answer) = f(old.as_ref());
-        let op = match update {
-            Update::Keep => return Ok(answer),
-            Update::Delete if old.is_none() => return Ok(answer),
-            Update::Delete => None,
-            Update::Set(value) => Some(core.with_default_ttl(&key, Entry::new(value))),
-            Update::SetEntry(e) if e.is_expired_at(now_ms()) => {
-                if old.is_none() {
-                    return Ok(answer);
-                }
-                None
-            }
-            Update::SetEntry(e) => Some(e),
-        };
-        core.write_many(vec![(key, op)], &mut self.commit_through)
+        let modified = self
+            .modify(key, |old| {
+                let (update, answer) = f(old);
+                let change = match update {
+                    Update::Keep => Change::Keep,
+                    Update::Set(value) => Change::Put(Entry::new(value)),
+                    Update::SetEntry(e) => Change::Exact(e),
+                    Update::Delete => Change::Delete,
+                };
+                (change, answer)
+            })
             .await?;
-        Ok(answer)
+        Ok(modified.result)
     }
 
     /// Writes every entry only if none of the keys exists (`MSETNX`);
