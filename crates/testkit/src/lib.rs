@@ -1,0 +1,29 @@
+//! Test-only helpers: start real backend servers for tiercache's tests and
+//! benchmarks, each on a free port in its own temporary directory, stopped
+//! (killed and reaped) when dropped.
+//!
+//! This crate is a dev-dependency only; nothing in the product links it.
+//! It never talks to a server someone else started.
+//!
+//! A missing server binary is reported loudly and the caller skips, unless
+//! `TIERCACHE_REQUIRE_BACKENDS=1` (set by `.ci/run`), when it panics: CI
+//! must never skip silently. Every `start` returns `None` in the skip case.
+//!
+//! ```no_run
+//! use tiercache_testkit::RedisServer;
+//! let Some(redis) = RedisServer::start(&[]) else { return };
+//! println!("redis on {}", redis.addr());
+//! ```
+
+#![warn(missing_docs)]
+
+mod memcached;
+mod process;
+mod redis;
+
+pub use memcached::Memcached;
+pub use process::{
+    backends_required, find_tool, free_port, require_tool, require_tool_in, skip_or_panic,
+    wait_for_port,
+};
+pub use redis::RedisServer;

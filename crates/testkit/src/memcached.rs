@@ -1,0 +1,80 @@
+//! `memcached` on a free port.
+
+use crate::process::{free_port, require_tool, wait_for_port};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// A `memcached` child (TCP only, UDP off), killed on drop; can be stopped
+/// and restarted on the same port.
+pub struct Memcached {
+    bin: PathBuf,
+    child: Option<Child>,
+    port: u16,
+    memory_mb: u32,
+}
+
+impl Memcached {
+    /// Starts `memcached` with 64 MB of memory; `None` when it is not
+    /// installed (see the crate docs).
+    pub fn start() -> Option<Memcached> {
+        Self::start_with_memory(64)
+    }
+
+    /// Starts `memcached -m memory_mb`.
+    pub fn start_with_memory(memory_mb: u32) -> Option<Memcached> {
+        let bin = require_tool("memcached", "memcached")?;
+        let mut server = Memcached {
+            bin,
+            child: None,
+            port: free_port(),
+            memory_mb,
+        };
+        server.restart();
+        Some(server)
+    }
+
+    /// `127.0.0.1:PORT`.
+    pub fn addr(&self) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], self.port))
+    }
+
+    /// The TCP port.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Kills (SIGKILL) and reaps the server; no-op when stopped.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts the server again on the same port.
+    pub fn restart(&mut self) {
+        self.kill();
+        // `-u root` is needed (and only matters) when running as root.
+        let child = Command::new(&self.bin)
+            .args(["-p", &self.port.to_string(), "-U", "0", "-l", "127.0.0.1"])
+            .args(["-m", &self.memory_mb.to_string(), "-u", "root"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn memcached");
+        self.child = Some(child);
+        assert!(
+            wait_for_port(self.addr(), Duration::from_secs(10)),
+            "memcached did not start on {}",
+            self.addr()
+        );
+    }
+}
+
+impl Drop for Memcached {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}

@@ -1,0 +1,68 @@
+//! Finding binaries, free ports and waiting for a server to listen.
+
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// True when tests must not skip for lack of an external tool
+/// (`TIERCACHE_REQUIRE_BACKENDS=1`).
+pub fn backends_required() -> bool {
+    std::env::var("TIERCACHE_REQUIRE_BACKENDS").is_ok_and(|v| v == "1")
+}
+
+/// The path of `name` on `PATH` (or in `extra_dirs`), if any.
+pub fn find_tool(name: &str, extra_dirs: &[&str]) -> Option<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default();
+    dirs.extend(extra_dirs.iter().map(PathBuf::from));
+    dirs.into_iter().map(|d| d.join(name)).find(|p| p.is_file())
+}
+
+/// The path of `name` on `PATH`. When it is missing: a loud `SKIPPED`
+/// message naming the Debian package to install and `None`, or a panic
+/// under `TIERCACHE_REQUIRE_BACKENDS=1`.
+pub fn require_tool(name: &str, debian_package: &str) -> Option<PathBuf> {
+    require_tool_in(name, debian_package, &[])
+}
+
+/// [`require_tool`], also looking in `extra_dirs` (PostgreSQL keeps its
+/// server binaries in `/usr/lib/postgresql/VERSION/bin`).
+pub fn require_tool_in(name: &str, debian_package: &str, extra_dirs: &[&str]) -> Option<PathBuf> {
+    let found = find_tool(name, extra_dirs);
+    if found.is_none() {
+        skip_or_panic(&format!(
+            "`{name}` is not installed (Debian package `{debian_package}`; .ci/run installs it)"
+        ));
+    }
+    found
+}
+
+/// Says loudly that a test is skipped because of `why`, or panics when
+/// backends are required.
+pub fn skip_or_panic(why: &str) {
+    if backends_required() {
+        panic!("{why}, and TIERCACHE_REQUIRE_BACKENDS=1 forbids skipping");
+    }
+    eprintln!("\n*** SKIPPED: {why} ***\n");
+}
+
+/// A TCP port on 127.0.0.1 that was free a moment ago.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("bind 127.0.0.1:0")
+}
+
+/// Waits until `addr` accepts TCP connections; false after `timeout`.
+pub fn wait_for_port(addr: SocketAddr, timeout: Duration) -> bool {
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}

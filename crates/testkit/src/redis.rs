@@ -1,0 +1,116 @@
+//! `redis-server` on a free port, optionally also on a unix socket.
+
+use crate::process::{free_port, require_tool, wait_for_port};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// A `redis-server` child, no persistence, killed on drop. It can be
+/// stopped and restarted on the same port and socket (fault tests).
+pub struct RedisServer {
+    bin: PathBuf,
+    args: Vec<String>,
+    child: Option<Child>,
+    port: u16,
+    dir: tempfile::TempDir,
+}
+
+impl RedisServer {
+    /// Starts `redis-server` with `extra` arguments appended (e.g.
+    /// `["--requirepass", "secret"]`); `None` when it is not installed
+    /// (see the crate docs).
+    pub fn start(extra: &[&str]) -> Option<RedisServer> {
+        let bin = require_tool("redis-server", "redis-server")?;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let port = free_port();
+        let socket = dir.path().join("redis.sock");
+        let mut args: Vec<String> = [
+            "--port",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+            "--unixsocket",
+            socket.to_str().expect("utf-8 temp path"),
+            "--unixsocketperm",
+            "700",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            dir.path().to_str().expect("utf-8 temp path"),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let mut server = RedisServer {
+            bin,
+            args,
+            child: None,
+            port,
+            dir,
+        };
+        server.restart();
+        Some(server)
+    }
+
+    /// `127.0.0.1:PORT`.
+    pub fn addr(&self) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], self.port))
+    }
+
+    /// The TCP port.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// `redis://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// The unix socket path.
+    pub fn socket(&self) -> PathBuf {
+        self.dir.path().join("redis.sock")
+    }
+
+    /// The server's working directory.
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Kills the server (SIGKILL) and reaps it; its data is gone (no
+    /// persistence). No-op when already stopped.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts the server again on the same port and socket (killing it
+    /// first if it runs) and waits until it accepts connections.
+    pub fn restart(&mut self) {
+        self.kill();
+        let child = Command::new(&self.bin)
+            .args(&self.args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn redis-server");
+        self.child = Some(child);
+        assert!(
+            wait_for_port(self.addr(), Duration::from_secs(10)),
+            "redis-server did not start on {}",
+            self.addr()
+        );
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
