@@ -1,6 +1,10 @@
 //! Stores for tests and examples: [`MemoryStore`], a `HashMap` behind the
 //! [`Store`] trait, and [`FlakyStore`], which fails on demand so tests can
-//! show that nothing acknowledged is lost while a store is down.
+//! show that nothing acknowledged is lost while a store is down;
+//! [`conformance::check_store`], the [`Store`] contract every backend's
+//! tests run.
+
+pub mod conformance;
 
 use crate::entry::{now_ms, Entry};
 use crate::store::{in_scan_range, KeyStats, Mutation, Store, StoreError};

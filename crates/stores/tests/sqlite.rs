@@ -512,3 +512,14 @@ async fn scan_keys_in_byte_order_with_prefix_range_and_expiry() {
     assert_eq!((stats.keys, stats.expires), (expected.len() as u64, 1));
     assert!(stats.avg_ttl_ms > 50_000 && stats.avg_ttl_ms <= 60_000);
 }
+
+#[tokio::test]
+async fn sqlite_meets_the_store_contract() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(&dir.path().join("c.db"));
+    tiercache_engine::testing::conformance::check_store(
+        &store,
+        tiercache_engine::testing::conformance::Capabilities::FULL,
+    )
+    .await;
+}
