@@ -37,7 +37,11 @@
 #![warn(missing_docs)]
 
 pub mod null;
+pub mod postgres;
+pub mod sql_common;
 pub mod sqlite;
 
 pub use null::NullStore;
+pub use postgres::PostgresStore;
+pub use sql_common::SqlOptions;
 pub use sqlite::SqliteStore;
