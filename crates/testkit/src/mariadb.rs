@@ -19,7 +19,8 @@ pub const MARIADB_PASSWORD: &str = "tiercache";
 /// killed, restarted with its data, and paused (SIGSTOP) to test timeouts.
 ///
 /// Tuned to start fast and not to be durable: no binary log, a 32 MB buffer
-/// pool, `innodb_flush_log_at_trx_commit=0`.
+/// pool, `innodb_flush_log_at_trx_commit=2` (a commit survives a killed
+/// server, not a machine crash).
 pub struct Mariadb {
     bin: PathBuf,
     client: PathBuf,
@@ -42,9 +43,14 @@ impl Mariadb {
             .tempdir()
             .expect("temp dir");
         let data = dir.path().join("data");
+        // Each server gets its own tmpdir: servers sharing /tmp delete each
+        // other's temporary tables at startup, and a bootstrap fails.
+        let tmp = dir.path().join("tmp");
+        std::fs::create_dir(&tmp).expect("create tmpdir");
         let out = Command::new(&install)
             .arg("--no-defaults")
             .arg(format!("--datadir={}", path_str(&data)))
+            .arg(format!("--tmpdir={}", path_str(&tmp)))
             .args([
                 "--auth-root-authentication-method=normal",
                 "--skip-test-db",
@@ -163,6 +169,7 @@ impl Mariadb {
         let child = Command::new(&self.bin)
             .arg("--no-defaults")
             .arg(format!("--datadir={}", path_str(&dir.join("data"))))
+            .arg(format!("--tmpdir={}", path_str(&dir.join("tmp"))))
             .arg(format!("--socket={}", path_str(&self.socket())))
             .arg(format!("--pid-file={}", path_str(&dir.join("mariadb.pid"))))
             .arg(format!("--log-error={}", path_str(&dir.join("error.log"))))
@@ -173,7 +180,7 @@ impl Mariadb {
                 "--skip-log-bin",
                 "--skip-name-resolve",
                 "--innodb-buffer-pool-size=32M",
-                "--innodb-flush-log-at-trx-commit=0",
+                "--innodb-flush-log-at-trx-commit=2",
                 "--max-allowed-packet=256M",
                 "--max-connections=200",
             ])
