@@ -34,13 +34,23 @@ fn keys() -> Vec<Bytes> {
 async fn fill(store: &dyn Store) {
     let value = Bytes::from(vec![b'v'; 100]);
     let entries: Vec<(Bytes, Entry)> = (0..ENTRIES)
-        .map(|i| (Bytes::from(format!("key:{i:06}")), Entry::new(value.clone())))
+        .map(|i| {
+            (
+                Bytes::from(format!("key:{i:06}")),
+                Entry::new(value.clone()),
+            )
+        })
         .collect();
     store.clear().await.expect("clear");
     store.set_many(&entries).await.expect("fill");
 }
 
-fn bench_store(c: &mut Criterion, rt: &tokio::runtime::Runtime, backend: &str, store: Arc<dyn Store>) {
+fn bench_store(
+    c: &mut Criterion,
+    rt: &tokio::runtime::Runtime,
+    backend: &str,
+    store: Arc<dyn Store>,
+) {
     rt.block_on(fill(&*store));
     let keys = keys();
     let mut group = c.benchmark_group(format!("sql_get_many/{backend}"));
