@@ -71,6 +71,9 @@ const CHUNK_BYTES: usize = 8 << 20;
 /// MySQL identifiers have at most 64 characters; the index name adds 11.
 const MAX_TABLE_LEN: usize = 52;
 
+/// How long an idle connection stays open (unless the URL says otherwise).
+const IDLE_TTL: Duration = Duration::from_secs(60);
+
 /// Per-connection prepared statements kept: every padded shape of every
 /// operation fits.
 const STMT_CACHE: usize = 64;
@@ -336,11 +339,17 @@ impl MysqlStore {
         // trip, on every call) and its session settings, and this store
         // leaves no session state behind (transactions end in commit or
         // rollback, and mysql_async cleans up an interrupted one).
-        let pool_opts = opts
+        let mut pool_opts = opts
             .pool_opts()
             .clone()
             .with_constraints(constraints)
             .with_reset_connection(false);
+        // With no idle TTL, mysql_async keeps only `min` (0) idle
+        // connections: every call would connect anew. Keep up to
+        // `pool_size` idle ones, closed after a minute unused.
+        if pool_opts.inactive_connection_ttl().is_zero() {
+            pool_opts = pool_opts.with_inactive_connection_ttl(IDLE_TTL);
+        }
         let builder = OptsBuilder::from_opts(opts)
             .pool_opts(pool_opts)
             .stmt_cache_size(STMT_CACHE)
