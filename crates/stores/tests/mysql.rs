@@ -307,3 +307,30 @@ async fn large_values_are_split_across_statements() {
         .iter()
         .all(|g| g.as_ref().map(|e| e.value.len()) == Some(1 << 20)));
 }
+
+#[tokio::test]
+async fn connections_are_reused() {
+    let Some(db) = Mariadb::start() else { return };
+    let s = store(&db, "kv"); // a pool of 4
+    s.set_many(&[(b("k"), Entry::new("v"))]).await.unwrap();
+    let mut raw = raw_conn(&db).await;
+    let connections = |row: Option<(String, u64)>| row.expect("status row").1;
+    let before = connections(
+        raw.query_first("SHOW GLOBAL STATUS LIKE 'Connections'")
+            .await
+            .unwrap(),
+    );
+    for _ in 0..50 {
+        s.get_many(&[b("k")]).await.unwrap();
+    }
+    let after = connections(
+        raw.query_first("SHOW GLOBAL STATUS LIKE 'Connections'")
+            .await
+            .unwrap(),
+    );
+    assert!(
+        after - before <= 4,
+        "50 sequential calls opened {} connections",
+        after - before
+    );
+}

@@ -290,3 +290,23 @@ async fn large_values_are_split_across_statements() {
         .iter()
         .all(|g| g.as_ref().map(|e| e.value.len()) == Some(1 << 20)));
 }
+
+#[tokio::test]
+async fn connections_are_reused() {
+    let Some(pg) = Postgres::start() else { return };
+    let s = store(&pg, "kv"); // a pool of 4
+    for _ in 0..50 {
+        s.get_many(&[b("k")]).await.unwrap();
+    }
+    assert_eq!(s.connections(), 1, "sequential calls share one connection");
+    let client = raw_client(&pg.url()).await;
+    let n: i64 = client
+        .query_one(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'tiercache'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 1);
+}
