@@ -15,7 +15,7 @@
 //!
 //! Lookups are exact (a SHA-256 collision aside). The stored keys sort like
 //! the keys, except among long keys that share their first [`HEAD_LEN`]
-//! bytes (a *tie group*, adjacent in the index): [`scan_stored`] re-sorts
+//! bytes (a *tie group*, adjacent in the index): the key listing re-sorts
 //! those by their real key, so listings stay in byte order.
 
 use bytes::Bytes;
@@ -384,7 +384,7 @@ mod tests {
     ) -> std::future::Ready<Result<Vec<ScanRow>, ()>> {
         let rows = table
             .range((page.lower, Bound::Unbounded))
-            .take_while(|(s, _)| page.upper.as_ref().map_or(true, |u| *s < u))
+            .take_while(|(s, _)| page.upper.as_ref().is_none_or(|u| *s < u))
             .take(page.limit)
             .map(|(s, k)| ScanRow {
                 stored: s.clone(),

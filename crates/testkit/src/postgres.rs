@@ -43,7 +43,7 @@ fn postgres_bin_dirs() -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default();
-    versions.sort_by(|a, b| b.0.cmp(&a.0));
+    versions.sort_by_key(|v| std::cmp::Reverse(v.0));
     versions.into_iter().map(|(_, d)| d).collect()
 }
 
