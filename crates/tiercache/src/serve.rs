@@ -79,6 +79,15 @@ fn load_config(args: &ServeArgs) -> Result<Config, String> {
     flag("memcache", &args.memcache, &mut config.server.memcache)?;
     flag("admin", &args.admin, &mut config.server.admin)?;
     tiercache::check_supported(&config).map_err(|e| e.to_string())?;
+    // The memcached protocol has no AUTH (tiercache does not speak SASL):
+    // `requirepass` cannot protect it, so a public memcache listener needs
+    // the explicit flag even when a password is set.
+    if !config.server.memcache.is_local() && !args.unsafe_no_auth {
+        return Err(format!(
+            "refusing to listen on non-loopback address {} (memcache): the memcached protocol has no authentication here (no SASL), so requirepass cannot protect it; pass --unsafe-no-auth to allow it",
+            config.server.memcache
+        ));
+    }
     for (name, addr) in [
         ("resp", &config.server.resp),
         ("memcache", &config.server.memcache),

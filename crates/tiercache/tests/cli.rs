@@ -91,6 +91,33 @@ fn serve_refuses_a_public_listener_without_a_password() {
 }
 
 #[test]
+fn serve_refuses_a_public_memcache_listener_even_with_a_password() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("c.toml");
+    std::fs::write(&config, "[server]\nrequirepass = \"secret\"\n").unwrap();
+    let (code, text) = tiercache(&[
+        "serve",
+        "--config",
+        config.to_str().unwrap(),
+        "--data-dir",
+        dir.path().to_str().unwrap(),
+        "--resp",
+        "off",
+        "--memcache",
+        "0.0.0.0:0",
+        "--admin",
+        "off",
+    ]);
+    assert_eq!(code, 2, "{text}");
+    assert!(
+        text.contains("memcache")
+            && text.contains("no authentication")
+            && text.contains("--unsafe-no-auth"),
+        "{text}"
+    );
+}
+
+#[test]
 fn serve_rejects_a_bad_listen_address() {
     let dir = tempfile::tempdir().unwrap();
     let (code, text) = tiercache(&[
