@@ -102,6 +102,11 @@ impl ServerState {
         Duration::from_millis(self.idle_timeout_ms.load(Ordering::Relaxed))
     }
 
+    /// How long a half-received request may wait for more bytes.
+    pub fn partial_request_timeout(&self) -> Duration {
+        self.config.partial_request_timeout
+    }
+
     /// Changes the idle timeout (`CONFIG SET timeout`); zero means never.
     pub fn set_idle_timeout(&self, timeout: Duration) {
         self.idle_timeout_ms

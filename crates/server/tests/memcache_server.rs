@@ -531,6 +531,30 @@ async fn unix_socket_listener() {
 }
 
 #[tokio::test]
+async fn a_half_sent_request_is_closed_after_the_partial_request_timeout() {
+    let server = McServer::start_with(ServerConfig {
+        partial_request_timeout: Duration::from_millis(300),
+        ..Default::default()
+    })
+    .await;
+    let mut quiet = server.client().await;
+    assert_eq!(quiet.script("set a 0 0 1\nx\n").await, "STORED\r\n");
+    let mut stalled = server.client().await;
+    let started = std::time::Instant::now();
+    // A data block promising 100 bytes, of which 3 arrive.
+    stalled.send(b"set b 0 0 100\r\nabc").await;
+    assert!(
+        stalled.read_to_eof().await.is_empty(),
+        "closed without a reply"
+    );
+    assert!(started.elapsed() >= Duration::from_millis(250));
+    // A client between requests is not affected (no idle timeout set).
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(quiet.script("get b\n").await, "END\r\n");
+    server.shutdown().await;
+}
+
+#[tokio::test]
 async fn an_idle_client_is_closed_after_the_idle_timeout() {
     let server = McServer::start_with(ServerConfig {
         idle_timeout: Duration::from_millis(300),

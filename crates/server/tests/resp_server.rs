@@ -485,6 +485,31 @@ async fn idle_clients_are_closed() {
 }
 
 #[tokio::test]
+async fn a_half_sent_request_is_closed_but_an_idle_client_is_not() {
+    let config = ServerConfig {
+        partial_request_timeout: Duration::from_millis(300),
+        ..ServerConfig::default()
+    };
+    let server = TestServer::start_with(config).await;
+    let mut quiet = server.client().await;
+    assert_eq!(quiet.cmd(&["PING"]).await, Reply::Simple("PONG".into()));
+    let mut stalled = server.client().await;
+    // A bulk length promising bytes that never come (slowloris).
+    stalled
+        .send_raw(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$10\r\nabc")
+        .await;
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert!(
+        stalled.is_closed().await,
+        "a stalled request holds its slot"
+    );
+    // No idle timeout is set: a client between requests stays connected.
+    assert_eq!(quiet.cmd(&["PING"]).await, Reply::Simple("PONG".into()));
+    assert_eq!(quiet.cmd(&["EXISTS", "k"]).await, Reply::Int(0));
+    server.shutdown().await;
+}
+
+#[tokio::test]
 async fn unix_socket_listener() {
     use std::sync::Arc;
     use tiercache_engine::{Engine, NamespaceConfig, WriteMode};
