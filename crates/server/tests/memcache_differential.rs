@@ -16,8 +16,8 @@
 //!    stale items (`I` on `md`/`ms`, the `X` flag), and the `k` echo of a
 //!    key stored with `b` but read without it (memcached echoes the stored
 //!    form, tiercache the requested one).
-//! 5. Keys with control characters: memcached stores them, tiercache refuses
-//!    them as `protocol.txt` requires.
+//! 5. (None any more: keys with control characters are accepted, as
+//!    memcached does; they are scripted below.)
 //! 6. The value size limit: memcached's is its 1 MiB item size (key and
 //!    header included), tiercache's is `max_value_bytes`; only a value
 //!    clearly over both (2 MiB) is scripted.
@@ -174,6 +174,9 @@ const SCRIPTS: &[&str] = &[
     // Over-size values are swallowed; a failed set drops the old value.
     "set big 0 0 1\nx\nset big 0 0 2097152\n{big}\nget big\nset big 0 0 1\nx\n\
      set big 0 0 2097152 noreply\n{big}\nget big\nset q 0 0 1\nx\nms q 2097152 T0\n{big}\nget q\n",
+    // Keys with control characters (memaslap's start with 0x10 bytes).
+    "set \x10\x10\x10\x10key\t1 5 0 1\nx\nget \x10\x10\x10\x10key\t1\nmg \x01\x7f v\n\
+     ms \x01\x7f 1\ny\nmg \x01\x7f v\ndelete \x10\x10\x10\x10key\t1\nget \x10\x10\x10\x10key\t1\n",
     // Long keys (over 250 bytes) as the first command of a batch (exclusion 7).
     "get {longkey}\n",
     "set {longkey} 0 0 1\nx\nincr {longkey} 1\ntouch {longkey} 1\ndelete {longkey}\n\
