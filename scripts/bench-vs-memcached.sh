@@ -11,6 +11,11 @@
 # 3-byte values (redis-benchmark's default), 100,000 keys, pipeline 1 and
 # 16. Needs memcached (Debian: memcached) and release builds:
 #   cargo build --release -p tiercache -p tiercache-bench --bin tiercache --bin mc-load
+#
+# TIERCACHE_CONFIG=FILE runs tiercache with that config (e.g.
+# scripts/pure-cache.toml: memory tier only, no store, like a server with
+# persistence off); by default it runs the durable default (write-back to
+# SQLite).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,7 +35,9 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 tc_port=$(free_port)
 mc_port=$(free_port)
 
-taskset -c 0 "$bin" serve --data-dir "$work/tc" --resp off --memcache "127.0.0.1:$tc_port" \
+config_args=()
+[ -n "${TIERCACHE_CONFIG:-}" ] && config_args=(--config "$TIERCACHE_CONFIG")
+taskset -c 0 "$bin" serve "${config_args[@]}" --data-dir "$work/tc" --resp off --memcache "127.0.0.1:$tc_port" \
   --admin off 2>"$work/tiercache.log" &
 tc_pid=$!
 # -u root only matters (and is only needed) when running as root.
