@@ -29,75 +29,7 @@
 mod mc;
 
 use mc::McServer;
-use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 use tiercache_server::{Limits, ServerConfig};
-
-struct Memcached {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for Memcached {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// Starts `memcached` on a free port, or says loudly why not.
-fn start_memcached() -> Option<Memcached> {
-    let require = std::env::var("TIERCACHE_REQUIRE_BACKENDS").as_deref() == Ok("1");
-    let port = free_port();
-    // `-u root` only matters (and is only needed) when running as root.
-    let spawned = Command::new("memcached")
-        .args([
-            "-p",
-            &port.to_string(),
-            "-U",
-            "0",
-            "-l",
-            "127.0.0.1",
-            "-u",
-            "root",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn();
-    let child = match spawned {
-        Ok(c) => c,
-        Err(e) => {
-            let msg = format!(
-                "\n\n*** SKIPPED memcache differential test: cannot run `memcached` ({e}); \
-                 install the Debian package `memcached` ***\n"
-            );
-            if require {
-                panic!("{msg} (TIERCACHE_REQUIRE_BACKENDS=1)");
-            }
-            eprintln!("{msg}");
-            return None;
-        }
-    };
-    let mc = Memcached { child, port };
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            Instant::now() < deadline,
-            "memcached did not start on {port}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    Some(mc)
-}
 
 /// Replaces cas uniques by `<cas>` (exclusion 1).
 fn normalise(reply: &[u8]) -> String {
@@ -227,10 +159,10 @@ async fn transcript(addr: std::net::SocketAddr, script: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replies_match_a_real_memcached() {
-    let Some(real) = start_memcached() else {
+    let Some(real) = tiercache_testkit::Memcached::start() else {
         return;
     };
-    let real_addr: std::net::SocketAddr = ([127, 0, 0, 1], real.port).into();
+    let real_addr: std::net::SocketAddr = ([127, 0, 0, 1], real.port()).into();
     // The value limit set to memcached's item size (exclusion 6).
     let config = ServerConfig {
         limits: Limits {

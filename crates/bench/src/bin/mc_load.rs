@@ -94,8 +94,17 @@ fn complete_replies(buf: &[u8], test: &str) -> (usize, usize) {
             assert_eq!(&buf[end - 5..end], b"END\r\n", "reply out of sync");
             pos = end;
         } else {
-            let ok = if test == "get" { &b"END"[..] } else { &b"STORED"[..] };
-            assert_eq!(line, ok, "unexpected reply {:?}", String::from_utf8_lossy(line));
+            let ok = if test == "get" {
+                &b"END"[..]
+            } else {
+                &b"STORED"[..]
+            };
+            assert_eq!(
+                line,
+                ok,
+                "unexpected reply {:?}",
+                String::from_utf8_lossy(line)
+            );
             pos += eol + 2;
         }
         n += 1;
@@ -116,7 +125,9 @@ async fn connection(args: &Args, seed: u64, deadline: Instant) -> std::io::Resul
         for _ in 0..args.pipeline {
             let key = rng.next() % args.keys;
             if args.test == "set" {
-                out.extend_from_slice(format!("set key:{key:012} 0 0 {}\r\n", value.len()).as_bytes());
+                out.extend_from_slice(
+                    format!("set key:{key:012} 0 0 {}\r\n", value.len()).as_bytes(),
+                );
                 out.extend_from_slice(&value);
                 out.extend_from_slice(b"\r\n");
             } else {
@@ -137,7 +148,8 @@ async fn connection(args: &Args, seed: u64, deadline: Instant) -> std::io::Resul
             buf.drain(..used);
         }
         let micros = started.elapsed().as_micros().max(1) as u64;
-        hist.record_n(micros, args.pipeline as u64).expect("latency in bounds");
+        hist.record_n(micros, args.pipeline as u64)
+            .expect("latency in bounds");
     }
     Ok(hist)
 }
@@ -148,7 +160,9 @@ async fn preload(args: &Args) -> std::io::Result<()> {
     let value = vec![b'x'; args.value_size];
     let mut out = Vec::new();
     for key in 0..args.keys {
-        out.extend_from_slice(format!("set key:{key:012} 0 0 {} noreply\r\n", value.len()).as_bytes());
+        out.extend_from_slice(
+            format!("set key:{key:012} 0 0 {} noreply\r\n", value.len()).as_bytes(),
+        );
         out.extend_from_slice(&value);
         out.extend_from_slice(b"\r\n");
     }
@@ -191,7 +205,13 @@ fn main() {
         let started = Instant::now();
         let deadline = started + Duration::from_secs_f64(args.seconds);
         let tasks: Vec<_> = (0..args.connections)
-            .map(|i| connection(&args, 0x9e37_79b9_7f4a_7c15 ^ (i as u64 + 1) * 0x1000_0001, deadline))
+            .map(|i| {
+                connection(
+                    &args,
+                    0x9e37_79b9_7f4a_7c15 ^ (i as u64 + 1) * 0x1000_0001,
+                    deadline,
+                )
+            })
             .collect();
         let hists = futures_join(tasks).await;
         let elapsed = started.elapsed().as_secs_f64();
@@ -238,5 +258,7 @@ async fn futures_join<F: std::future::Future>(futures: Vec<F>) -> Vec<F::Output>
         }
     })
     .await;
-    out.into_iter().map(|o| o.expect("polled to completion")).collect()
+    out.into_iter()
+        .map(|o| o.expect("polled to completion"))
+        .collect()
 }
