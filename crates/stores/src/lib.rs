@@ -36,8 +36,14 @@
 
 #![warn(missing_docs)]
 
+pub mod mysql;
 pub mod null;
+pub mod postgres;
+pub mod sql_common;
 pub mod sqlite;
 
+pub use mysql::MysqlStore;
 pub use null::NullStore;
+pub use postgres::PostgresStore;
+pub use sql_common::SqlOptions;
 pub use sqlite::SqliteStore;

@@ -1,6 +1,8 @@
 //! Test-only helpers: start real backend servers for tiercache's tests and
 //! benchmarks, each on a free port in its own temporary directory, stopped
-//! (killed and reaped) when dropped.
+//! (killed and reaped) when dropped: `redis-server`, `memcached`, a
+//! temporary PostgreSQL cluster ([`Postgres`]) and a temporary MariaDB
+//! ([`Mariadb`]).
 //!
 //! This crate is a dev-dependency only; nothing in the product links it.
 //! It never talks to a server someone else started.
@@ -17,11 +19,15 @@
 
 #![warn(missing_docs)]
 
+mod mariadb;
 mod memcached;
+mod postgres;
 mod process;
 mod redis;
 
+pub use mariadb::{Mariadb, MARIADB_DATABASE, MARIADB_PASSWORD, MARIADB_USER};
 pub use memcached::Memcached;
+pub use postgres::{Postgres, POSTGRES_PASSWORD};
 pub use process::{
     backends_required, find_tool, free_port, require_tool, require_tool_in, skip_or_panic,
     wait_for_port,

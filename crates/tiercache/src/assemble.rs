@@ -14,7 +14,7 @@ use tiercache_engine::{
 #[derive(Debug, thiserror::Error)]
 pub enum AssembleError {
     /// A store type this build cannot run yet.
-    #[error("store '{store}' has type '{kind}', which this build of tiercache cannot run yet (available: sqlite, null)")]
+    #[error("store '{store}' has type '{kind}', which this build of tiercache cannot run yet (available: sqlite, postgres, mysql, null)")]
     Unsupported {
         /// The store's name or position.
         store: String,
@@ -44,6 +44,18 @@ pub fn build_store(
             )?))
         }
         StoreConfig::Null(_) => Ok(Arc::new(tiercache_stores::NullStore::new(name))),
+        StoreConfig::Postgres(s) => Ok(Arc::new(tiercache_stores::PostgresStore::new(
+            name,
+            &s.url,
+            &s.table,
+            sql_options(s),
+        )?)),
+        StoreConfig::Mysql(s) => Ok(Arc::new(tiercache_stores::MysqlStore::new(
+            name,
+            &s.url,
+            &s.table,
+            sql_options(s),
+        )?)),
         other => Err(AssembleError::Unsupported {
             store: name.to_string(),
             kind: other.type_name().to_string(),
@@ -56,7 +68,10 @@ pub fn build_store(
 pub fn check_supported(config: &Config) -> Result<(), AssembleError> {
     for (name, store) in &config.stores {
         match store {
-            StoreConfig::Sqlite(_) | StoreConfig::Null(_) => {}
+            StoreConfig::Sqlite(_)
+            | StoreConfig::Null(_)
+            | StoreConfig::Postgres(_)
+            | StoreConfig::Mysql(_) => {}
             other => {
                 return Err(AssembleError::Unsupported {
                     store: name.clone(),
@@ -68,7 +83,13 @@ pub fn check_supported(config: &Config) -> Result<(), AssembleError> {
     for (ns, cfg) in config.namespaces() {
         for (i, tier) in cfg.tiers.iter().enumerate() {
             if let StoreRef::Inline(store) = tier {
-                if !matches!(**store, StoreConfig::Sqlite(_) | StoreConfig::Null(_)) {
+                if !matches!(
+                    **store,
+                    StoreConfig::Sqlite(_)
+                        | StoreConfig::Null(_)
+                        | StoreConfig::Postgres(_)
+                        | StoreConfig::Mysql(_)
+                ) {
                     return Err(AssembleError::Unsupported {
                         store: format!("namespace.{ns}.tiers[{i}]"),
                         kind: store.type_name().to_string(),
@@ -112,6 +133,14 @@ pub async fn open_engine(config: &Config, data_dir: &Path) -> Result<Engine, Ass
         builder = builder.namespace(engine_ns);
     }
     Ok(builder.build().await?)
+}
+
+/// Pool size and timeout of a `postgres` or `mysql` store.
+fn sql_options(s: &tiercache_config::SqlStore) -> tiercache_stores::SqlOptions {
+    tiercache_stores::SqlOptions {
+        pool_size: s.pool_size as usize,
+        timeout: s.timeout,
+    }
 }
 
 fn write_mode(m: tiercache_config::WriteMode) -> WriteMode {

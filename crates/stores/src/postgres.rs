@@ -1,0 +1,835 @@
+//! [`PostgresStore`]: a table in a PostgreSQL database, over a pool of
+//! `tokio-postgres` connections (`deadpool-postgres`).
+//!
+//! Schema (created by the store on its first connection):
+//!
+//! ```sql
+//! CREATE TABLE tiercache_meta (name TEXT PRIMARY KEY, value BIGINT NOT NULL);
+//! CREATE TABLE kv (key BYTEA PRIMARY KEY, long_key BYTEA, value BYTEA NOT NULL,
+//!     expires_at BIGINT, flags BIGINT NOT NULL DEFAULT 0);
+//! CREATE INDEX kv_expires_at ON kv (expires_at) WHERE expires_at IS NOT NULL;
+//! ```
+//!
+//! Same meaning as SQLite's table: `expires_at` is absolute Unix
+//! milliseconds (NULL never expires), expired rows are never returned and
+//! stay until [`Store::purge_expired`], `flags` holds the entry's 32-bit
+//! client flags. `key` is the key itself, or for keys over 1024 bytes its
+//! head and SHA-256 with the whole key in `long_key` (PostgreSQL's B-tree
+//! refuses entries over about 2.7 KB; see [`crate::sql_common`]).
+//!
+//! Batches: reads are one `WHERE key = ANY($1)` round trip whatever the
+//! number of keys; writes are multi-row `INSERT ... ON CONFLICT (key) DO
+//! UPDATE` statements (at most [`ROW_CHUNK`] rows or about 16 MiB each,
+//! well under the protocol's 65,535 parameters) plus `DELETE ... = ANY`,
+//! all in one transaction per call.
+//!
+//! Connections: the pool connects lazily, so a store can be built while the
+//! server is down; the first connection that works creates the schema. A
+//! connection that breaks (server restarted) is dropped and the operation
+//! retried once on a fresh one. Every operation has a deadline
+//! ([`SqlOptions::timeout`]): past it, the operation fails and its
+//! connection is closed; the server also cancels statements that run longer
+//! (`statement_timeout`).
+
+use crate::sql_common::{
+    expiry_from_sql, expiry_to_sql, last_wins, long_key_column, real_key, scan_stored, stored_key,
+    unique, validate_table, ScanPage, ScanRow, SqlOptions, META_TABLE,
+};
+use async_trait::async_trait;
+use bytes::Bytes;
+use deadpool_postgres::{ClientWrapper, Manager, ManagerConfig, Object, Pool, RecyclingMethod};
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::ops::Bound;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tiercache_engine::{now_ms, Entry, KeyStats, Mutation, Store, StoreError};
+use tokio::time::{timeout_at, Instant};
+use tokio_postgres::error::SqlState;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::NoTls;
+
+/// The schema version this build writes and understands (in
+/// `tiercache_meta`, name `pg_schema_version`).
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// Rows per multi-row upsert (five parameters each).
+pub const ROW_CHUNK: usize = 1_000;
+
+/// A statement is also cut when its values pass this many bytes, so a batch
+/// of large values does not become one huge message.
+const CHUNK_BYTES: usize = 16 << 20;
+
+/// Serialises schema creation across processes (`pg_advisory_xact_lock`):
+/// `CREATE TABLE IF NOT EXISTS` is not safe to race in PostgreSQL.
+const SCHEMA_LOCK: i64 = 0x7469_6572_6361_6368; // "tiercach"
+
+/// PostgreSQL identifiers have at most 63 bytes; the index name adds 11.
+const MAX_TABLE_LEN: usize = 52;
+
+/// A [`Store`] backed by one table of a PostgreSQL database.
+///
+/// Cheap to clone; clones share the pool.
+///
+/// ```no_run
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// use tiercache_engine::{Entry, Store};
+/// use tiercache_stores::{PostgresStore, SqlOptions};
+/// let store = PostgresStore::new(
+///     "main",
+///     "postgres://tiercache:secret@127.0.0.1:5432/cache",
+///     "kv",
+///     SqlOptions::default(),
+/// )
+/// .unwrap(); // nothing connects yet
+/// store.set_many(&[("k".into(), Entry::new("v"))]).await.unwrap();
+/// let got = store.get_many(&["k".into(), "absent".into()]).await.unwrap();
+/// assert_eq!(got[0].as_ref().unwrap().value, "v");
+/// assert!(got[1].is_none());
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct PostgresStore {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    name: String,
+    /// `host:port/db`, for errors (never the password).
+    target: String,
+    table: String,
+    pool: Pool,
+    timeout: Duration,
+    /// Set once a connection has created (or checked) the schema; cleared
+    /// when the table turns out to be missing, so it is created again.
+    schema_ready: AtomicBool,
+    sql: Sql,
+}
+
+/// SQL text built once, for the table.
+struct Sql {
+    select: String,
+    upsert_full: String,
+    delete: String,
+    count: String,
+    clear: String,
+    purge: String,
+    key_stats: String,
+}
+
+fn quote(ident: &str) -> String {
+    format!("\"{ident}\"")
+}
+
+fn upsert_sql(table: &str, rows: usize) -> String {
+    let mut values = String::with_capacity(rows * 32);
+    for r in 0..rows {
+        let p = 5 * r;
+        if r > 0 {
+            values.push(',');
+        }
+        values.push_str(&format!(
+            "(${},${},${},${},${})",
+            p + 1,
+            p + 2,
+            p + 3,
+            p + 4,
+            p + 5
+        ));
+    }
+    format!(
+        "INSERT INTO {} (key, long_key, value, expires_at, flags) VALUES {values} \
+         ON CONFLICT (key) DO UPDATE SET long_key = EXCLUDED.long_key, value = EXCLUDED.value, \
+         expires_at = EXCLUDED.expires_at, flags = EXCLUDED.flags",
+        quote(table)
+    )
+}
+
+impl Sql {
+    fn new(table: &str) -> Sql {
+        let t = quote(table);
+        let live = "(expires_at IS NULL OR expires_at > $1)";
+        Sql {
+            select: format!(
+                "SELECT key, long_key, value, expires_at, flags FROM {t} \
+                 WHERE key = ANY($2) AND {live}"
+            ),
+            upsert_full: upsert_sql(table, ROW_CHUNK),
+            delete: format!("DELETE FROM {t} WHERE key = ANY($1)"),
+            count: format!("SELECT count(*) FROM {t} WHERE {live}"),
+            clear: format!("DELETE FROM {t}"),
+            purge: format!("DELETE FROM {t} WHERE expires_at IS NOT NULL AND expires_at <= $1"),
+            key_stats: format!(
+                "SELECT count(*), count(expires_at), COALESCE(avg(expires_at - $1), 0)::float8 \
+                 FROM {t} WHERE {live}"
+            ),
+        }
+    }
+
+    /// A page of [`scan_stored`]: `$1` now, then the bounds, then the limit.
+    fn scan(table: &str, page: &ScanPage) -> String {
+        let mut sql = format!(
+            "SELECT key, long_key FROM {} WHERE (expires_at IS NULL OR expires_at > $1)",
+            quote(table)
+        );
+        let mut n = 1;
+        match page.lower {
+            Bound::Unbounded => {}
+            Bound::Included(_) => {
+                n += 1;
+                sql.push_str(&format!(" AND key >= ${n}"));
+            }
+            Bound::Excluded(_) => {
+                n += 1;
+                sql.push_str(&format!(" AND key > ${n}"));
+            }
+        }
+        if page.upper.is_some() {
+            n += 1;
+            sql.push_str(&format!(" AND key < ${n}"));
+        }
+        sql.push_str(&format!(" ORDER BY key LIMIT ${}", n + 1));
+        sql
+    }
+}
+
+/// What went wrong in one attempt, before it becomes a [`StoreError`].
+enum Failure {
+    Pg(tokio_postgres::Error),
+    Pool(deadpool_postgres::PoolError),
+    Timeout(Duration),
+    Schema(String),
+}
+
+impl Failure {
+    /// A connection that broke under the operation (the server restarted
+    /// or went away): worth one retry on a fresh connection.
+    fn is_broken_connection(&self) -> bool {
+        match self {
+            Failure::Pg(e) => e.is_closed() || io_error(e).is_some(),
+            _ => false,
+        }
+    }
+}
+
+impl From<tokio_postgres::Error> for Failure {
+    fn from(e: tokio_postgres::Error) -> Self {
+        Failure::Pg(e)
+    }
+}
+
+fn io_error<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a std::io::Error> {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = cur {
+        if let Some(io) = err.downcast_ref::<std::io::Error>() {
+            return Some(io);
+        }
+        cur = err.source();
+    }
+    None
+}
+
+/// Names the class of a PostgreSQL error first, then the server's words.
+fn describe_pg(e: &tokio_postgres::Error) -> String {
+    if let Some(db) = e.as_db_error() {
+        let code = db.code();
+        let what = if *code == SqlState::INVALID_PASSWORD
+            || *code == SqlState::INVALID_AUTHORIZATION_SPECIFICATION
+        {
+            "authentication failed"
+        } else if *code == SqlState::QUERY_CANCELED {
+            "timed out on the server (statement_timeout)"
+        } else if code.code().starts_with("23") {
+            "constraint violation"
+        } else if *code == SqlState::INSUFFICIENT_PRIVILEGE {
+            "permission denied"
+        } else if *code == SqlState::UNDEFINED_DATABASE {
+            "no such database"
+        } else if *code == SqlState::TOO_MANY_CONNECTIONS {
+            "too many connections"
+        } else if code.code().starts_with("57P") {
+            "the server is shutting down or restarting"
+        } else {
+            "server error"
+        };
+        return format!("{what}: {} (SQLSTATE {})", db.message(), code.code());
+    }
+    if let Some(io) = io_error(e) {
+        return match io.kind() {
+            std::io::ErrorKind::ConnectionRefused => {
+                format!("connection refused (is the server up?): {io}")
+            }
+            std::io::ErrorKind::TimedOut => format!("connecting timed out: {io}"),
+            _ => format!("I/O error: {io}"),
+        };
+    }
+    if e.is_closed() {
+        return "connection closed (the server went away or restarted)".to_string();
+    }
+    let mut msg = e.to_string();
+    let mut cur = std::error::Error::source(e);
+    while let Some(s) = cur {
+        msg.push_str(&format!(": {s}"));
+        cur = s.source();
+    }
+    msg
+}
+
+fn describe_pool(e: &deadpool_postgres::PoolError) -> String {
+    use deadpool_postgres::PoolError;
+    match e {
+        PoolError::Backend(e) => describe_pg(e),
+        PoolError::Timeout(_) => "timed out waiting for a connection".to_string(),
+        PoolError::Closed => "the connection pool is closed".to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// Keeps the URL's own `options` and adds the server-side statement timeout.
+fn with_statement_timeout(config: &mut tokio_postgres::Config, timeout: Duration) {
+    let ms = timeout.as_millis().max(1);
+    let mut options = config.get_options().unwrap_or_default().to_string();
+    if !options.is_empty() {
+        options.push(' ');
+    }
+    options.push_str(&format!("-c statement_timeout={ms}"));
+    config.options(&options);
+}
+
+fn target_of(config: &tokio_postgres::Config) -> String {
+    use tokio_postgres::config::Host;
+    let host = match config.get_hosts().first() {
+        Some(Host::Tcp(h)) => h.clone(),
+        Some(Host::Unix(p)) => p.display().to_string(),
+        None => "localhost".to_string(),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let db = config
+        .get_dbname()
+        .or(config.get_user())
+        .unwrap_or("postgres");
+    format!("{host}:{port}/{db}")
+}
+
+/// Runs `$body` (which uses `$client: &mut Object`) under the store's
+/// deadline: gets a connection (creating the schema on first use), retries
+/// once when the connection broke, closes the connection on a timeout, and
+/// maps every failure to a [`StoreError`] naming `$op`.
+macro_rules! with_client {
+    ($self:ident, $op:literal, |$client:ident| $body:expr) => {{
+        let inner: &Inner = &$self.inner;
+        let deadline = Instant::now() + inner.timeout;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let outcome: Result<_, Failure> = match inner.client(deadline).await {
+                Err(f) => Err(f),
+                Ok(object) => {
+                    // Only the writes need it mutable.
+                    #[allow(unused_mut)]
+                    let mut $client = object;
+                    let result = timeout_at(deadline, async { $body }).await;
+                    match result {
+                        Ok(Ok(v)) => Ok(v),
+                        Ok(Err(e)) => {
+                            let f = Failure::from(e);
+                            inner.note_failure(&f);
+                            if f.is_broken_connection() {
+                                drop(Object::take($client));
+                            }
+                            Err(f)
+                        }
+                        Err(_) => {
+                            // The connection's state is unknown (a statement
+                            // may still be running): close it.
+                            drop(Object::take($client));
+                            Err(Failure::Timeout(inner.timeout))
+                        }
+                    }
+                }
+            };
+            match outcome {
+                Ok(v) => break Ok(v),
+                Err(f) if attempt == 1 && f.is_broken_connection() && Instant::now() < deadline => {
+                    tracing::debug!(store = %inner.name, op = $op, "connection broke; retrying once");
+                }
+                Err(f) => break Err(inner.error($op, &f)),
+            }
+        }
+    }};
+}
+
+impl PostgresStore {
+    /// A store for `table` in the database at `url`
+    /// (`postgres://user:password@host:port/db`, or any `tokio-postgres`
+    /// connection string). Nothing connects yet: the first operation does,
+    /// and creates the schema. Fails only on a bad URL or table name.
+    /// `name` is the store's configured name, used in errors.
+    pub fn new(
+        name: &str,
+        url: &str,
+        table: &str,
+        options: SqlOptions,
+    ) -> Result<PostgresStore, StoreError> {
+        validate_table(table, MAX_TABLE_LEN).map_err(|e| StoreError::new(name, e))?;
+        let mut config: tokio_postgres::Config = url.parse().map_err(|e| {
+            // The parser's message never repeats the URL (which may hold a password).
+            StoreError::new(name, format!("postgres: invalid url: {e}"))
+        })?;
+        let timeout = options.effective_timeout();
+        config.connect_timeout(timeout);
+        if config.get_application_name().is_none() {
+            config.application_name("tiercache");
+        }
+        with_statement_timeout(&mut config, timeout);
+        let target = target_of(&config);
+        let manager = Manager::from_config(
+            config,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(options.pool_size())
+            .build()
+            .map_err(|e| StoreError::new(name, format!("postgres {target}: {e}")))?;
+        Ok(PostgresStore {
+            inner: Arc::new(Inner {
+                name: name.to_string(),
+                target,
+                table: table.to_string(),
+                pool,
+                timeout,
+                schema_ready: AtomicBool::new(false),
+                sql: Sql::new(table),
+            }),
+        })
+    }
+
+    /// The table holding the entries.
+    pub fn table(&self) -> &str {
+        &self.inner.table
+    }
+
+    /// Connections open now (idle or in use).
+    pub fn connections(&self) -> usize {
+        self.inner.pool.status().size
+    }
+}
+
+impl std::fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresStore")
+            .field("name", &self.inner.name)
+            .field("target", &self.inner.target)
+            .field("table", &self.inner.table)
+            .finish()
+    }
+}
+
+impl Inner {
+    fn error(&self, op: &str, failure: &Failure) -> StoreError {
+        let cause = match failure {
+            Failure::Pg(e) => describe_pg(e),
+            Failure::Pool(e) => describe_pool(e),
+            Failure::Timeout(t) => format!("timed out after {t:?}"),
+            Failure::Schema(msg) => msg.clone(),
+        };
+        StoreError::new(
+            &self.name,
+            format!(
+                "postgres {} table {} ({op}): {cause}",
+                self.target, self.table
+            ),
+        )
+    }
+
+    /// Notes what a failure says about the schema.
+    fn note_failure(&self, failure: &Failure) {
+        if let Failure::Pg(e) = failure {
+            if e.code() == Some(&SqlState::UNDEFINED_TABLE) {
+                self.schema_ready.store(false, Ordering::Release);
+            }
+        }
+    }
+
+    /// A pooled connection, the schema created on first use.
+    async fn client(&self, deadline: Instant) -> Result<Object, Failure> {
+        let mut client = match timeout_at(deadline, self.pool.get()).await {
+            Err(_) => return Err(Failure::Timeout(self.timeout)),
+            Ok(Err(e)) => return Err(Failure::Pool(e)),
+            Ok(Ok(c)) => c,
+        };
+        if !self.schema_ready.load(Ordering::Acquire) {
+            match timeout_at(deadline, init_schema(&mut client, &self.table)).await {
+                Err(_) => {
+                    drop(Object::take(client));
+                    return Err(Failure::Timeout(self.timeout));
+                }
+                Ok(Err(f)) => return Err(f),
+                Ok(Ok(())) => self.schema_ready.store(true, Ordering::Release),
+            }
+        }
+        Ok(client)
+    }
+}
+
+/// Creates the meta table, checks or records the version, creates the
+/// entry table and its index, all in one transaction under an advisory lock.
+async fn init_schema(client: &mut ClientWrapper, table: &str) -> Result<(), Failure> {
+    let tx = client.transaction().await?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])
+        .await?;
+    tx.batch_execute(&format!(
+        "CREATE TABLE IF NOT EXISTS {META_TABLE} (name TEXT PRIMARY KEY, value BIGINT NOT NULL)"
+    ))
+    .await?;
+    let row = tx
+        .query_opt(
+            &format!("SELECT value FROM {META_TABLE} WHERE name = 'pg_schema_version'"),
+            &[],
+        )
+        .await?;
+    match row.map(|r| r.get::<_, i64>(0)) {
+        None => {
+            tx.execute(
+                &format!("INSERT INTO {META_TABLE} (name, value) VALUES ('pg_schema_version', $1)"),
+                &[&SCHEMA_VERSION],
+            )
+            .await?;
+        }
+        Some(v) if v == SCHEMA_VERSION => {}
+        Some(v) => {
+            return Err(Failure::Schema(format!(
+                "schema version {v} is not supported (this build understands version \
+                 {SCHEMA_VERSION}); was it written by a newer tiercache?"
+            )))
+        }
+    }
+    let t = quote(table);
+    let index = quote(&format!("{table}_expires_at"));
+    tx.batch_execute(&format!(
+        "CREATE TABLE IF NOT EXISTS {t} (key BYTEA PRIMARY KEY, long_key BYTEA, \
+         value BYTEA NOT NULL, expires_at BIGINT, flags BIGINT NOT NULL DEFAULT 0); \
+         CREATE INDEX IF NOT EXISTS {index} ON {t} (expires_at) WHERE expires_at IS NOT NULL"
+    ))
+    .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// One row of an upsert, as parameters.
+struct RowParams<'a> {
+    stored: Cow<'a, [u8]>,
+    long_key: Option<&'a [u8]>,
+    value: &'a [u8],
+    expires_at: Option<i64>,
+    flags: i64,
+}
+
+impl<'a> RowParams<'a> {
+    fn new(key: &'a Bytes, entry: &'a Entry) -> Self {
+        RowParams {
+            stored: stored_key(key),
+            long_key: long_key_column(key),
+            value: &entry.value,
+            expires_at: expiry_to_sql(entry.expires_at),
+            flags: i64::from(entry.flags),
+        }
+    }
+}
+
+/// Writes `sets` then `deletes` in one transaction.
+async fn write(
+    client: &mut ClientWrapper,
+    sql: &Sql,
+    table: &str,
+    sets: &[(&Bytes, &Entry)],
+    deletes: &[&Bytes],
+) -> Result<(), tokio_postgres::Error> {
+    let rows: Vec<RowParams<'_>> = sets.iter().map(|(k, e)| RowParams::new(k, e)).collect();
+    let tx = client.transaction().await?;
+    let mut start = 0;
+    while start < rows.len() {
+        // Up to ROW_CHUNK rows, fewer when the values are large.
+        let mut end = start;
+        let mut bytes = 0;
+        while end < rows.len() && end - start < ROW_CHUNK && (end == start || bytes < CHUNK_BYTES) {
+            bytes += rows[end].value.len() + rows[end].stored.len();
+            end += 1;
+        }
+        let chunk = &rows[start..end];
+        let stored: Vec<&[u8]> = chunk.iter().map(|r| &*r.stored).collect();
+        let mut params: Vec<&(dyn ToSql + Sync)> = Vec::with_capacity(chunk.len() * 5);
+        for (r, s) in chunk.iter().zip(&stored) {
+            params.push(s);
+            params.push(&r.long_key);
+            params.push(&r.value);
+            params.push(&r.expires_at);
+            params.push(&r.flags);
+        }
+        if chunk.len() == ROW_CHUNK {
+            let stmt = tx.prepare_cached(&sql.upsert_full).await?;
+            tx.execute(&stmt, &params).await?;
+        } else {
+            tx.execute(&upsert_sql(table, chunk.len()), &params).await?;
+        }
+        start = end;
+    }
+    if !deletes.is_empty() {
+        let stored: Vec<Cow<'_, [u8]>> = deletes.iter().map(|k| stored_key(k)).collect();
+        let stored: Vec<&[u8]> = stored.iter().map(|s| &**s).collect();
+        let stmt = tx.prepare_cached(&sql.delete).await?;
+        tx.execute(&stmt, &[&stored]).await?;
+    }
+    tx.commit().await
+}
+
+async fn get_many_on(
+    client: &ClientWrapper,
+    sql: &Sql,
+    keys: &[Bytes],
+) -> Result<Vec<Option<Entry>>, tokio_postgres::Error> {
+    let unique = unique(keys);
+    let stored: Vec<Cow<'_, [u8]>> = unique.iter().map(|k| stored_key(k)).collect();
+    let params: Vec<&[u8]> = stored.iter().map(|s| &**s).collect();
+    // One clock reading for the whole call, so one answer is self-consistent.
+    let now = expiry_to_sql(Some(now_ms())).unwrap_or(i64::MAX);
+    let stmt = client.prepare_cached(&sql.select).await?;
+    let rows = client.query(&stmt, &[&now, &params]).await?;
+    let mut found: HashMap<Vec<u8>, Entry> = HashMap::with_capacity(rows.len());
+    for row in rows {
+        let stored: Vec<u8> = row.try_get(0)?;
+        let long_key: Option<Vec<u8>> = row.try_get(1)?;
+        let value: Vec<u8> = row.try_get(2)?;
+        let expires_at: Option<i64> = row.try_get(3)?;
+        let flags: i64 = row.try_get(4)?;
+        let key = real_key(stored, long_key);
+        found.insert(
+            key,
+            Entry::with_flags(value, expiry_from_sql(expires_at), flags as u32),
+        );
+    }
+    Ok(keys.iter().map(|k| found.get(&k[..]).cloned()).collect())
+}
+
+#[async_trait]
+impl Store for PostgresStore {
+    fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    async fn get_many(&self, keys: &[Bytes]) -> Result<Vec<Option<Entry>>, StoreError> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        with_client!(self, "get_many", |client| get_many_on(
+            &client,
+            &self.inner.sql,
+            keys
+        )
+        .await)
+    }
+
+    async fn set_many(&self, entries: &[(Bytes, Entry)]) -> Result<(), StoreError> {
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let sets: Vec<(&Bytes, &Entry)> = last_wins(entries, |(k, _)| k)
+            .into_iter()
+            .map(|(k, e)| (k, e))
+            .collect();
+        with_client!(self, "set_many", |client| write(
+            &mut client,
+            &self.inner.sql,
+            &self.inner.table,
+            &sets,
+            &[]
+        )
+        .await)
+    }
+
+    async fn delete_many(&self, keys: &[Bytes]) -> Result<(), StoreError> {
+        if keys.is_empty() {
+            return Ok(());
+        }
+        let deletes = unique(keys);
+        with_client!(self, "delete_many", |client| write(
+            &mut client,
+            &self.inner.sql,
+            &self.inner.table,
+            &[],
+            &deletes
+        )
+        .await)
+    }
+
+    async fn apply(&self, batch: &[Mutation]) -> Result<(), StoreError> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let mut sets = Vec::new();
+        let mut deletes = Vec::new();
+        for m in last_wins(batch, Mutation::key) {
+            match m {
+                Mutation::Set(k, e) => sets.push((k, e)),
+                Mutation::Delete(k) => deletes.push(k),
+            }
+        }
+        with_client!(self, "apply", |client| write(
+            &mut client,
+            &self.inner.sql,
+            &self.inner.table,
+            &sets,
+            &deletes
+        )
+        .await)
+    }
+
+    async fn count(&self) -> Result<u64, StoreError> {
+        let now = expiry_to_sql(Some(now_ms())).unwrap_or(i64::MAX);
+        with_client!(self, "count", |client| async {
+            let stmt = client.prepare_cached(&self.inner.sql.count).await?;
+            let n: i64 = client.query_one(&stmt, &[&now]).await?.try_get(0)?;
+            Ok::<_, tokio_postgres::Error>(u64::try_from(n).unwrap_or(0))
+        }
+        .await)
+    }
+
+    async fn clear(&self) -> Result<(), StoreError> {
+        with_client!(self, "clear", |client| client
+            .execute(&self.inner.sql.clear, &[])
+            .await
+            .map(drop))
+    }
+
+    async fn scan_keys(
+        &self,
+        start: Bound<&[u8]>,
+        prefix: &[u8],
+        limit: usize,
+        now_ms: u64,
+    ) -> Result<Vec<Bytes>, StoreError> {
+        let now = expiry_to_sql(Some(now_ms)).unwrap_or(i64::MAX);
+        with_client!(self, "scan_keys", |client| scan_stored(
+            start,
+            prefix,
+            limit,
+            |page| {
+                let client = &client;
+                let table = &self.inner.table;
+                async move {
+                    let sql = Sql::scan(table, &page);
+                    let limit = i64::try_from(page.limit).unwrap_or(i64::MAX);
+                    let mut params: Vec<&(dyn ToSql + Sync)> = vec![&now];
+                    let lower = match &page.lower {
+                        Bound::Unbounded => None,
+                        Bound::Included(v) | Bound::Excluded(v) => Some(v),
+                    };
+                    if let Some(v) = &lower {
+                        params.push(v);
+                    }
+                    if let Some(v) = &page.upper {
+                        params.push(v);
+                    }
+                    params.push(&limit);
+                    let stmt = client.prepare_cached(&sql).await?;
+                    let rows = client.query(&stmt, &params).await?;
+                    rows.into_iter()
+                        .map(|row| {
+                            let stored: Vec<u8> = row.try_get(0)?;
+                            let long_key: Option<Vec<u8>> = row.try_get(1)?;
+                            Ok(ScanRow {
+                                key: real_key(stored.clone(), long_key),
+                                stored,
+                            })
+                        })
+                        .collect::<Result<Vec<_>, tokio_postgres::Error>>()
+                }
+            }
+        )
+        .await)
+    }
+
+    async fn key_stats(&self, now_ms: u64) -> Result<KeyStats, StoreError> {
+        let now = expiry_to_sql(Some(now_ms)).unwrap_or(i64::MAX);
+        with_client!(self, "key_stats", |client| async {
+            let stmt = client.prepare_cached(&self.inner.sql.key_stats).await?;
+            let row = client.query_one(&stmt, &[&now]).await?;
+            let keys: i64 = row.try_get(0)?;
+            let expires: i64 = row.try_get(1)?;
+            let avg: f64 = row.try_get(2)?;
+            Ok::<_, tokio_postgres::Error>(KeyStats {
+                keys: u64::try_from(keys).unwrap_or(0),
+                expires: u64::try_from(expires).unwrap_or(0),
+                avg_ttl_ms: avg.max(0.0) as u64,
+            })
+        }
+        .await)
+    }
+
+    async fn purge_expired(&self, now_ms: u64) -> Result<u64, StoreError> {
+        let now = expiry_to_sql(Some(now_ms)).unwrap_or(i64::MAX);
+        with_client!(self, "purge_expired", |client| async {
+            let stmt = client.prepare_cached(&self.inner.sql.purge).await?;
+            client.execute(&stmt, &[&now]).await
+        }
+        .await)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn upsert_numbers_parameters_by_row() {
+        let sql = upsert_sql("kv", 2);
+        assert!(sql.contains("VALUES ($1,$2,$3,$4,$5),($6,$7,$8,$9,$10) ON CONFLICT"));
+    }
+
+    #[test]
+    fn scan_sql_shapes() {
+        let page = ScanPage {
+            lower: Bound::Excluded(b"a".to_vec()),
+            upper: Some(b"b".to_vec()),
+            limit: 10,
+        };
+        assert!(Sql::scan("kv", &page).ends_with("AND key > $2 AND key < $3 ORDER BY key LIMIT $4"));
+        let page = ScanPage {
+            lower: Bound::Unbounded,
+            upper: None,
+            limit: 10,
+        };
+        assert!(Sql::scan("kv", &page).ends_with("> $1) ORDER BY key LIMIT $2"));
+    }
+
+    #[test]
+    fn bad_urls_and_tables_are_refused_without_connecting() {
+        let opts = SqlOptions::default();
+        let e = PostgresStore::new("s", "postgres://u@h/db", "kv;drop", opts).unwrap_err();
+        assert!(e.to_string().contains("invalid table name"), "{e}");
+        let e =
+            PostgresStore::new("s", "postgres://u:secret@h:notaport/db", "kv", opts).unwrap_err();
+        assert!(e.to_string().contains("invalid url"), "{e}");
+        assert!(!e.to_string().contains("secret"), "{e}");
+        // A store for a server that is not there builds fine (lazy pool).
+        let s = PostgresStore::new("s", "postgres://u@127.0.0.1:1/db", "kv", opts).unwrap();
+        assert_eq!(s.connections(), 0);
+    }
+
+    #[test]
+    fn statement_timeout_is_added_to_url_options() {
+        let mut c: tokio_postgres::Config = "postgres://u@h/db?options=-c%20search_path%3Dx"
+            .parse()
+            .unwrap();
+        with_statement_timeout(&mut c, Duration::from_millis(1500));
+        assert_eq!(
+            c.get_options(),
+            Some("-c search_path=x -c statement_timeout=1500")
+        );
+        assert_eq!(target_of(&c), "h:5432/db");
+    }
+}

@@ -1,0 +1,292 @@
+//! `PostgresStore` against a real, temporary PostgreSQL cluster (skipped
+//! loudly when PostgreSQL is not installed; see `tiercache-testkit`).
+
+use bytes::Bytes;
+use std::ops::Bound;
+use std::time::{Duration, Instant};
+use tiercache_engine::testing::conformance::{check_store, Capabilities};
+use tiercache_engine::{now_ms, Entry, Mutation, Store};
+use tiercache_stores::{PostgresStore, SqlOptions};
+use tiercache_testkit::Postgres;
+
+fn b(s: &str) -> Bytes {
+    Bytes::copy_from_slice(s.as_bytes())
+}
+
+fn opts(timeout_ms: u64) -> SqlOptions {
+    SqlOptions {
+        pool_size: 4,
+        timeout: Some(Duration::from_millis(timeout_ms)),
+    }
+}
+
+fn store(pg: &Postgres, table: &str) -> PostgresStore {
+    PostgresStore::new("pg", &pg.url(), table, opts(5_000)).expect("new store")
+}
+
+async fn raw_client(url: &str) -> tokio_postgres::Client {
+    let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .expect("raw connect");
+    tokio::spawn(conn);
+    client
+}
+
+#[tokio::test]
+async fn conformance() {
+    let Some(pg) = Postgres::start() else { return };
+    check_store(&store(&pg, "kv"), Capabilities::FULL).await;
+}
+
+#[tokio::test]
+async fn data_persists_across_store_objects_and_tables_are_independent() {
+    let Some(pg) = Postgres::start() else { return };
+    let a = store(&pg, "cache_a");
+    let other = store(&pg, "Cache_B"); // quoted: case is kept
+    a.set_many(&[(b("k"), Entry::with_flags("a", Some(now_ms() + 60_000), 9))])
+        .await
+        .unwrap();
+    other.set_many(&[(b("k"), Entry::new("b"))]).await.unwrap();
+    other.delete_many(&[b("k")]).await.unwrap();
+    assert_eq!(a.count().await.unwrap(), 1);
+    assert_eq!(other.count().await.unwrap(), 0);
+    drop(a);
+
+    // A new store object (as after a process restart) sees the data.
+    let reopened = store(&pg, "cache_a");
+    let got = reopened.get_many(&[b("k")]).await.unwrap();
+    assert_eq!(
+        got[0].as_ref().map(|e| (&e.value[..], e.flags)),
+        Some((&b"a"[..], 9))
+    );
+
+    // The schema version is recorded once, for the whole database.
+    let client = raw_client(&pg.url()).await;
+    let rows = client
+        .query("SELECT name, value FROM tiercache_meta", &[])
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(
+        rows[0].get::<_, i64>(1),
+        tiercache_stores::postgres::SCHEMA_VERSION
+    );
+}
+
+#[tokio::test]
+async fn newer_schema_versions_are_refused() {
+    let Some(pg) = Postgres::start() else { return };
+    store(&pg, "kv").count().await.unwrap();
+    let client = raw_client(&pg.url()).await;
+    client
+        .execute(
+            "UPDATE tiercache_meta SET value = 99 WHERE name = 'pg_schema_version'",
+            &[],
+        )
+        .await
+        .unwrap();
+    let e = store(&pg, "kv").count().await.unwrap_err();
+    assert!(e.to_string().contains("schema version 99"), "{e}");
+}
+
+#[tokio::test]
+async fn bad_table_names_are_refused() {
+    for bad in ["", "kv; DROP TABLE x", "a\"b", "1kv", "tiercache_meta"] {
+        let e =
+            PostgresStore::new("pg", "postgres://u@127.0.0.1:1/db", bad, opts(100)).expect_err(bad);
+        assert!(e.to_string().contains("invalid table name"), "{e}");
+    }
+}
+
+#[tokio::test]
+async fn long_keys_round_trip_and_list_in_byte_order() {
+    let Some(pg) = Postgres::start() else { return };
+    let s = store(&pg, "kv");
+    // Up to SPEC's 64 KiB; several share their first 1024 bytes (a tie
+    // group in the index), one is exactly at the limit.
+    let head = vec![b'k'; 1024];
+    let mut keys: Vec<Bytes> = vec![Bytes::from(head.clone())];
+    for (i, len) in [1025usize, 3000, 65_536, 1030, 2000].iter().enumerate() {
+        let mut k = head.clone();
+        k.resize(*len, b'a' + i as u8);
+        keys.push(Bytes::from(k));
+    }
+    let entries: Vec<(Bytes, Entry)> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| (k.clone(), Entry::new(format!("v{i}"))))
+        .collect();
+    s.set_many(&entries).await.unwrap();
+    let got = s.get_many(&keys).await.unwrap();
+    for (i, g) in got.iter().enumerate() {
+        assert_eq!(
+            g.as_ref().map(|e| e.value.clone()),
+            Some(b(&format!("v{i}")))
+        );
+    }
+    // A long key that differs only past the head is another key.
+    let mut near = keys[3].to_vec();
+    *near.last_mut().unwrap() ^= 1;
+    assert!(s.get_many(&[Bytes::from(near)]).await.unwrap()[0].is_none());
+
+    let mut sorted = keys.clone();
+    sorted.sort();
+    for page in 1..=keys.len() {
+        let mut listed = Vec::new();
+        let mut start: Option<Bytes> = None;
+        loop {
+            let bound = start.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
+            let got = s.scan_keys(bound, b"kk", page, now_ms()).await.unwrap();
+            listed.extend(got.iter().cloned());
+            if got.len() < page {
+                break;
+            }
+            start = got.last().cloned();
+        }
+        assert_eq!(listed, sorted, "pages of {page}");
+    }
+    s.apply(&[Mutation::Delete(keys[3].clone())]).await.unwrap();
+    assert_eq!(s.count().await.unwrap(), keys.len() as u64 - 1);
+}
+
+#[tokio::test]
+async fn outage_fails_promptly_and_recovers_without_a_new_store() {
+    let Some(mut pg) = Postgres::start() else {
+        return;
+    };
+    let s = PostgresStore::new("pg", &pg.url(), "kv", opts(2_000)).unwrap();
+    s.set_many(&[(b("k"), Entry::new("v"))]).await.unwrap();
+    // Several pooled connections, all about to break.
+    let reads: Vec<_> = (0..4)
+        .map(|_| {
+            let s = s.clone();
+            tokio::spawn(async move { s.get_many(&[b("k")]).await.map(drop) })
+        })
+        .collect();
+    for r in reads {
+        r.await.unwrap().unwrap();
+    }
+
+    pg.kill();
+    let t = Instant::now();
+    let e = s.get_many(&[b("k")]).await.unwrap_err();
+    assert!(
+        t.elapsed() < Duration::from_millis(2_500),
+        "{:?}",
+        t.elapsed()
+    );
+    let msg = e.to_string();
+    eprintln!("outage error: {msg}");
+    assert!(msg.starts_with("store 'pg': postgres 127.0.0.1:"), "{msg}");
+    assert!(msg.contains("(get_many)"), "{msg}");
+    assert!(
+        msg.contains("connection refused") || msg.contains("connection closed"),
+        "{msg}"
+    );
+    let e = s.set_many(&[(b("k2"), Entry::new("v"))]).await.unwrap_err();
+    assert!(e.to_string().contains("connection refused"), "{e}");
+
+    pg.restart();
+    // The same store object: broken pooled connections are replaced.
+    for _ in 0..6 {
+        let got = s.get_many(&[b("k")]).await.expect("after restart");
+        assert_eq!(got[0].as_ref().map(|e| e.value.clone()), Some(b("v")));
+    }
+    s.set_many(&[(b("k2"), Entry::new("w"))]).await.unwrap();
+    assert_eq!(s.count().await.unwrap(), 2);
+}
+
+#[tokio::test]
+async fn construction_does_not_need_the_server_and_the_schema_comes_later() {
+    let Some(mut pg) = Postgres::start() else {
+        return;
+    };
+    pg.kill();
+    let s = PostgresStore::new("pg", &pg.url(), "late", opts(1_000)).unwrap();
+    assert!(s.count().await.is_err());
+    pg.restart();
+    s.set_many(&[(b("k"), Entry::new("v"))]).await.unwrap();
+    assert_eq!(s.count().await.unwrap(), 1);
+}
+
+#[tokio::test]
+async fn a_blocked_operation_times_out() {
+    let Some(pg) = Postgres::start() else { return };
+    let s = PostgresStore::new("pg", &pg.url(), "kv", opts(700)).unwrap();
+    s.set_many(&[(b("k"), Entry::new("v"))]).await.unwrap();
+
+    // Another session holds an exclusive lock on the table.
+    let mut locker = raw_client(&pg.url()).await;
+    let tx = locker.transaction().await.unwrap();
+    tx.batch_execute("LOCK TABLE kv IN ACCESS EXCLUSIVE MODE")
+        .await
+        .unwrap();
+    for op in ["get", "set"] {
+        let t = Instant::now();
+        let e = match op {
+            "get" => s.get_many(&[b("k")]).await.map(drop).unwrap_err(),
+            _ => s.set_many(&[(b("k"), Entry::new("w"))]).await.unwrap_err(),
+        };
+        let took = t.elapsed();
+        assert!(
+            took >= Duration::from_millis(600) && took < Duration::from_millis(1_500),
+            "{op}: {took:?}"
+        );
+        eprintln!("{op} under a lock: {e} after {took:?}");
+        assert!(e.to_string().contains("timed out"), "{op}: {e}");
+    }
+    tx.rollback().await.unwrap();
+    // Once the lock is gone, the store works again at once.
+    let got = s.get_many(&[b("k")]).await.unwrap();
+    assert_eq!(got[0].as_ref().map(|e| e.value.clone()), Some(b("v")));
+}
+
+#[tokio::test]
+async fn authentication_failure_is_named() {
+    let Some(pg) = Postgres::start() else { return };
+    let url = pg.url().replace(":tiercache@", ":wrong@");
+    let s = PostgresStore::new("pg", &url, "kv", opts(2_000)).unwrap();
+    let e = s.count().await.unwrap_err().to_string();
+    assert!(e.contains("authentication failed"), "{e}");
+    assert!(!e.contains("wrong"), "no password in errors: {e}");
+}
+
+#[tokio::test]
+async fn purge_removes_only_expired_rows() {
+    let Some(pg) = Postgres::start() else { return };
+    let s = store(&pg, "kv");
+    let now = now_ms();
+    s.set_many(&[
+        (b("old"), Entry::with_expiry("x", Some(now - 10))),
+        (b("live"), Entry::with_expiry("y", Some(now + 60_000))),
+        (b("forever"), Entry::new("z")),
+    ])
+    .await
+    .unwrap();
+    assert_eq!(s.purge_expired(now_ms()).await.unwrap(), 1);
+    assert_eq!(s.count().await.unwrap(), 2);
+    let client = raw_client(&pg.url()).await;
+    let n: i64 = client
+        .query_one("SELECT count(*) FROM kv", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 2, "the expired row is physically gone");
+}
+
+#[tokio::test]
+async fn large_values_are_split_across_statements() {
+    let Some(pg) = Postgres::start() else { return };
+    let s = store(&pg, "kv");
+    // 40 values of 1 MiB: over the 16 MiB statement budget, one transaction.
+    let big = Bytes::from(vec![7u8; 1 << 20]);
+    let entries: Vec<(Bytes, Entry)> = (0..40)
+        .map(|i| (b(&format!("big{i}")), Entry::new(big.clone())))
+        .collect();
+    s.set_many(&entries).await.unwrap();
+    let keys: Vec<Bytes> = entries.iter().map(|(k, _)| k.clone()).collect();
+    let got = s.get_many(&keys).await.unwrap();
+    assert!(got
+        .iter()
+        .all(|g| g.as_ref().map(|e| e.value.len()) == Some(1 << 20)));
+}
