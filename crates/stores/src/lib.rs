@@ -37,7 +37,9 @@
 #![warn(missing_docs)]
 
 pub mod null;
+pub mod redis;
 pub mod sqlite;
 
+pub use crate::redis::RedisStore;
 pub use null::NullStore;
 pub use sqlite::SqliteStore;

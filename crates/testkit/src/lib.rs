@@ -20,6 +20,7 @@
 mod memcached;
 mod process;
 mod redis;
+mod redis_cluster;
 
 pub use memcached::Memcached;
 pub use process::{
@@ -27,3 +28,4 @@ pub use process::{
     wait_for_port,
 };
 pub use redis::RedisServer;
+pub use redis_cluster::RedisCluster;
