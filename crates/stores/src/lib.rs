@@ -36,10 +36,12 @@
 
 #![warn(missing_docs)]
 
+pub mod memcached;
 pub mod null;
 pub mod redis;
 pub mod sqlite;
 
 pub use crate::redis::RedisStore;
+pub use memcached::MemcachedStore;
 pub use null::NullStore;
 pub use sqlite::SqliteStore;
