@@ -37,11 +37,13 @@
 #![warn(missing_docs)]
 
 pub mod memcached;
+pub mod network;
 pub mod null;
 pub mod redis;
 pub mod sqlite;
 
 pub use crate::redis::RedisStore;
 pub use memcached::MemcachedStore;
+pub use network::NetworkStore;
 pub use null::NullStore;
 pub use sqlite::SqliteStore;

@@ -197,6 +197,39 @@ async fn cluster_conformance_and_spread() {
         .await
         .unwrap();
     assert_eq!(page, vec![b("spread:1"), b("spread:10"), b("spread:100")]);
+
+    // Resharding: the store's slot map goes stale; the slot's keys are
+    // redirected and still read and written correctly.
+    let slot: u16 = cluster
+        .cli(cluster.ports()[0], &["CLUSTER", "KEYSLOT", "spread:1"])
+        .trim()
+        .parse()
+        .unwrap();
+    let owner = cluster
+        .ports()
+        .into_iter()
+        .find(|&p| {
+            cluster
+                .cli(p, &["CLUSTER", "COUNTKEYSINSLOT", &slot.to_string()])
+                .trim()
+                != "0"
+        })
+        .expect("an owner");
+    let other = cluster.ports().into_iter().find(|&p| p != owner).unwrap();
+    cluster.move_slot(slot, owner, other);
+    let got = store.get_many(&keys).await.unwrap();
+    for (g, (_, want)) in got.iter().zip(entries.iter().rev()) {
+        assert_eq!(g.as_ref(), Some(want));
+    }
+    store
+        .set_many(&[(b("spread:1"), Entry::new("moved"))])
+        .await
+        .unwrap();
+    assert_eq!(
+        store.get_many(&[b("spread:1")]).await.unwrap()[0],
+        Some(Entry::new("moved"))
+    );
+    assert!(cluster.cli(other, &["GET", "spread:1"]).contains("moved"));
     store.delete_many(&keys).await.unwrap();
     assert_eq!(store.count().await.unwrap(), 0);
 }

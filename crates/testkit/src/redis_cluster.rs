@@ -127,6 +127,34 @@ impl RedisCluster {
         self.addrs().iter().map(|a| a.to_string()).collect()
     }
 
+    /// Moves hash slot `slot` (and its keys, which must be text without
+    /// spaces) from the master on `from` to the master on `to`, the way
+    /// `redis-cli --cluster reshard` does: `SETSLOT IMPORTING/MIGRATING`,
+    /// `MIGRATE`, then `SETSLOT NODE` on every master. Clients with an old
+    /// slot map then get `MOVED` replies.
+    pub fn move_slot(&self, slot: u16, from: u16, to: u16) {
+        let id = |port| self.cli(port, &["CLUSTER", "MYID"]).trim().to_string();
+        let (from_id, to_id) = (id(from), id(to));
+        let slot = slot.to_string();
+        self.cli(to, &["CLUSTER", "SETSLOT", &slot, "IMPORTING", &from_id]);
+        self.cli(from, &["CLUSTER", "SETSLOT", &slot, "MIGRATING", &to_id]);
+        loop {
+            let keys = self.cli(from, &["CLUSTER", "GETKEYSINSLOT", &slot, "1000"]);
+            let keys: Vec<&str> = keys.split_whitespace().collect();
+            if keys.is_empty() {
+                break;
+            }
+            let to_port = to.to_string();
+            let mut args = vec!["MIGRATE", "127.0.0.1", &to_port, "", "0", "5000", "KEYS"];
+            args.extend(keys);
+            let out = self.cli(from, &args);
+            assert!(out.contains("OK"), "MIGRATE failed: {out}");
+        }
+        for port in self.ports() {
+            self.cli(port, &["CLUSTER", "SETSLOT", &slot, "NODE", &to_id]);
+        }
+    }
+
     /// Number of keys held by the master on `port` (`DBSIZE`).
     pub fn dbsize(&self, port: u16) -> u64 {
         self.cli(port, &["DBSIZE"]).trim().parse().unwrap_or(0)

@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, BinaryHeap};
 use std::future::Future;
 use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 use tiercache_engine::store::in_scan_range;
 use tiercache_engine::{now_ms, Entry, KeyStats, Mutation, StoreError};
@@ -47,6 +48,8 @@ struct Lease {
     slot: usize,
     generation: u64,
     conn: MultiplexedConnection,
+    /// Connected for this lease (not reused from the pool).
+    fresh: bool,
 }
 
 impl NodePool {
@@ -58,6 +61,7 @@ impl NodePool {
                 slot,
                 generation: *generation,
                 conn: conn.clone(),
+                fresh: false,
             });
         }
         let conn = self
@@ -70,6 +74,7 @@ impl NodePool {
             slot,
             generation,
             conn,
+            fresh: true,
         })
     }
 
@@ -87,6 +92,22 @@ impl NodePool {
 struct ClusterLazy {
     client: redis::cluster::ClusterClient,
     conn: Mutex<Option<ClusterConnection>>,
+    /// Which master serves each slot (from `CLUSTER SLOTS`), to send one
+    /// pipeline per master; dropped when a pipeline meets a redirect.
+    slots: parking_lot::RwLock<Option<Arc<SlotMap>>>,
+}
+
+/// `(first slot, last slot, master)`, sorted by first slot.
+struct SlotMap(Vec<(u16, u16, (String, u16))>);
+
+impl SlotMap {
+    fn master(&self, slot: u16) -> Option<&(String, u16)> {
+        let i = self.0.partition_point(|(_, end, _)| *end < slot);
+        self.0
+            .get(i)
+            .filter(|(start, _, _)| *start <= slot)
+            .map(|(_, _, m)| m)
+    }
 }
 
 impl ClusterLazy {
@@ -183,6 +204,7 @@ impl RespCore {
                     Backend::Cluster(ClusterLazy {
                         client,
                         conn: Mutex::new(None),
+                        slots: parking_lot::RwLock::new(None),
                     }),
                     shown,
                 )
@@ -220,16 +242,25 @@ impl RespCore {
         }
     }
 
-    /// Sends `pipe` to the single node (one round trip).
+    /// Sends `pipe` to the single node (one round trip). A pooled
+    /// connection found broken (the server restarted since it was made) is
+    /// dropped and the pipeline sent once more on a new connection: every
+    /// batch this store sends is idempotent.
     async fn node_query(&self, pool: &NodePool, pipe: &Pipeline) -> Result<Vec<Value>, RedisError> {
-        let mut lease = pool.conn().await?;
-        let result = pipe.query_async::<Vec<Value>>(&mut lease.conn).await;
-        if let Err(e) = &result {
-            if is_broken(e) {
-                pool.invalidate(&lease).await;
+        loop {
+            let mut lease = pool.conn().await?;
+            let result = pipe.query_async::<Vec<Value>>(&mut lease.conn).await;
+            match &result {
+                Err(e) if is_broken(e) => {
+                    pool.invalidate(&lease).await;
+                    if !lease.fresh {
+                        continue;
+                    }
+                }
+                _ => {}
             }
+            return result;
         }
-        result
     }
 
     async fn cluster_conn(&self, cluster: &ClusterLazy) -> Result<ClusterConnection, RedisError> {
@@ -278,23 +309,117 @@ impl RespCore {
                 }
                 let op = async {
                     let conn = self.cluster_conn(cluster).await?;
-                    let queries = by_slot.into_values().map(|indices| {
-                        let refs: Vec<&T> = indices.iter().map(|&i| &items[i]).collect();
-                        let mut pipe = redis::pipe();
-                        pipe.atomic();
-                        build(&mut pipe, &refs);
-                        let mut conn = conn.clone();
-                        async move {
-                            let values = pipe.query_async::<Vec<Value>>(&mut conn).await?;
-                            Ok::<_, RedisError>((indices, values))
-                        }
-                    });
-                    let r = try_join_all(queries).await;
+                    let r = self
+                        .cluster_batch(cluster, &conn, items, by_slot, &build)
+                        .await;
                     self.cluster_fail(cluster, r).await
                 };
                 self.timed(what, op).await
             }
         }
+    }
+
+    /// A cluster batch: one pipeline per master, holding one
+    /// `MULTI ... EXEC` per slot (a transaction cannot span slots), all
+    /// masters at once. Slots whose master was wrong (a redirect: the slot
+    /// map changed) go again one pipeline per slot, routed by the `redis`
+    /// crate, which follows redirects.
+    async fn cluster_batch<'a, T>(
+        &self,
+        cluster: &ClusterLazy,
+        conn: &ClusterConnection,
+        items: &'a [T],
+        by_slot: BTreeMap<u16, Vec<usize>>,
+        build: &impl Fn(&mut Pipeline, &[&'a T]),
+    ) -> Result<Vec<(Vec<usize>, Vec<Value>)>, RedisError> {
+        let map = self.slot_map(cluster, conn).await?;
+        let mut by_master: BTreeMap<(String, u16), Vec<(u16, Vec<usize>)>> = BTreeMap::new();
+        let mut redo: Vec<(u16, Vec<usize>)> = Vec::new();
+        for (slot, indices) in by_slot {
+            match map.master(slot) {
+                Some(m) => by_master
+                    .entry(m.clone())
+                    .or_default()
+                    .push((slot, indices)),
+                None => redo.push((slot, indices)),
+            }
+        }
+        let per_master = by_master.into_iter().map(|((host, port), slots)| {
+            let mut pipe = redis::pipe();
+            let mut counts = Vec::with_capacity(slots.len());
+            for (_, indices) in &slots {
+                let refs: Vec<&T> = indices.iter().map(|&i| &items[i]).collect();
+                pipe.cmd("MULTI");
+                let before = pipe.len();
+                build(&mut pipe, &refs);
+                counts.push(pipe.len() - before);
+                pipe.cmd("EXEC");
+            }
+            let mut conn = conn.clone();
+            async move {
+                let route = SingleNodeRoutingInfo::ByAddress { host, port };
+                let r = conn.route_pipeline(&pipe, 0, pipe.len(), route).await;
+                (slots, counts, r)
+            }
+        });
+        let mut out = Vec::new();
+        for (slots, counts, result) in futures_util::future::join_all(per_master).await {
+            let replies = match result {
+                Ok(replies) => replies,
+                Err(e) if is_broken(&e) => return Err(e),
+                // A redirect or another server error: redo these slots.
+                Err(_) => {
+                    redo.extend(slots);
+                    continue;
+                }
+            };
+            let mut replies = replies.into_iter();
+            for ((slot, indices), n) in slots.into_iter().zip(counts) {
+                // OK, n × QUEUED, then EXEC's array.
+                let exec = replies.by_ref().nth(n + 1);
+                match exec {
+                    Some(Value::Array(values)) if values.len() == n => out.push((indices, values)),
+                    _ => redo.push((slot, indices)),
+                }
+            }
+        }
+        if !redo.is_empty() {
+            *cluster.slots.write() = None;
+            let queries = redo.into_iter().map(|(_, indices)| {
+                let refs: Vec<&T> = indices.iter().map(|&i| &items[i]).collect();
+                let mut pipe = redis::pipe();
+                pipe.atomic();
+                build(&mut pipe, &refs);
+                let mut conn = conn.clone();
+                async move {
+                    let values = pipe.query_async::<Vec<Value>>(&mut conn).await?;
+                    Ok::<_, RedisError>((indices, values))
+                }
+            });
+            out.extend(try_join_all(queries).await?);
+        }
+        Ok(out)
+    }
+
+    /// The cached slot map, or a fresh one from `CLUSTER SLOTS`.
+    async fn slot_map(
+        &self,
+        cluster: &ClusterLazy,
+        conn: &ClusterConnection,
+    ) -> Result<Arc<SlotMap>, RedisError> {
+        if let Some(map) = cluster.slots.read().clone() {
+            return Ok(map);
+        }
+        let mut conn = conn.clone();
+        let reply = conn
+            .route_command(
+                redis::cmd("CLUSTER").arg("SLOTS"),
+                RoutingInfo::SingleNode(SingleNodeRoutingInfo::Random),
+            )
+            .await?;
+        let map = Arc::new(parse_cluster_slots(reply));
+        *cluster.slots.write() = Some(map.clone());
+        Ok(map)
     }
 
     pub async fn get_many(&self, keys: &[Bytes]) -> Result<Vec<Option<Entry>>, StoreError> {
@@ -682,6 +807,42 @@ impl RespCore {
     }
 }
 
+/// The slot map in a `CLUSTER SLOTS` reply: `[[start, end, [host, port,
+/// id, ...], replicas...], ...]`. Malformed ranges are skipped (their slots
+/// then go through the per-slot path).
+fn parse_cluster_slots(reply: Value) -> SlotMap {
+    let text = |v: &Value| match v {
+        Value::BulkString(b) => Some(String::from_utf8_lossy(b).into_owned()),
+        Value::SimpleString(s) => Some(s.clone()),
+        _ => None,
+    };
+    let mut ranges = Vec::new();
+    if let Value::Array(entries) = reply {
+        for entry in entries {
+            let Value::Array(parts) = entry else { continue };
+            let (Some(Value::Int(start)), Some(Value::Int(end)), Some(Value::Array(master))) =
+                (parts.first(), parts.get(1), parts.get(2))
+            else {
+                continue;
+            };
+            let (Some(host), Some(Value::Int(port))) =
+                (master.first().and_then(text), master.get(1))
+            else {
+                continue;
+            };
+            if let (Ok(start), Ok(end), Ok(port)) = (
+                u16::try_from(*start),
+                u16::try_from(*end),
+                u16::try_from(*port),
+            ) {
+                ranges.push((start, end, (host, port)));
+            }
+        }
+    }
+    ranges.sort_unstable();
+    SlotMap(ranges)
+}
+
 /// `(host, port)` of every master that serves slots, from the text of
 /// `CLUSTER NODES` (`<id> <ip:port@cport[,hostname]> <flags> <master> ...
 /// <slot ranges>`), skipping failed ones.
@@ -708,7 +869,38 @@ fn parse_cluster_masters(text: &str) -> Vec<(String, u16)> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_cluster_masters;
+    use super::{parse_cluster_masters, parse_cluster_slots};
+    use redis::Value;
+
+    #[test]
+    fn cluster_slots_map() {
+        let node = |p: i64| {
+            Value::Array(vec![
+                Value::BulkString(b"127.0.0.1".to_vec()),
+                Value::Int(p),
+                Value::BulkString(b"id".to_vec()),
+            ])
+        };
+        let reply = Value::Array(vec![
+            Value::Array(vec![Value::Int(5461), Value::Int(10922), node(2)]),
+            Value::Array(vec![Value::Int(0), Value::Int(5460), node(1)]),
+            Value::Array(vec![Value::Int(10923), Value::Int(16383), node(3), node(4)]),
+        ]);
+        let map = parse_cluster_slots(reply);
+        let port = |slot| map.master(slot).map(|m| m.1);
+        assert_eq!(port(0), Some(1));
+        assert_eq!(port(5460), Some(1));
+        assert_eq!(port(5461), Some(2));
+        assert_eq!(port(16383), Some(3));
+        let gap = parse_cluster_slots(Value::Array(vec![Value::Array(vec![
+            Value::Int(10),
+            Value::Int(20),
+            node(1),
+        ])]));
+        assert_eq!(gap.master(5), None);
+        assert_eq!(gap.master(21), None);
+        assert!(gap.master(15).is_some());
+    }
 
     #[test]
     fn cluster_nodes_masters() {
