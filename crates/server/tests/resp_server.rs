@@ -122,6 +122,15 @@ async fn set_options_errors() {
         other => panic!("{other:?}"),
     };
     assert!((49_000..=50_000).contains(&pttl), "{pttl}");
+    // The absolute expiry, to the millisecond (what a `network` store reads).
+    assert_eq!(c.cmd(&["PEXPIRETIME", "k"]).await, int(at as i64));
+    assert_eq!(
+        c.cmd(&["EXPIRETIME", "k"]).await,
+        int(((at + 500) / 1000) as i64)
+    );
+    assert_eq!(c.cmd(&["PERSIST", "k"]).await, int(1));
+    assert_eq!(c.cmd(&["PEXPIRETIME", "k"]).await, int(-1));
+    assert_eq!(c.cmd(&["PEXPIRETIME", "missing"]).await, int(-2));
     server.shutdown().await;
 }
 

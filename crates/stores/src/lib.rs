@@ -36,13 +36,19 @@
 
 #![warn(missing_docs)]
 
+pub mod memcached;
 pub mod mysql;
+pub mod network;
 pub mod null;
 pub mod postgres;
+pub mod redis;
 pub mod sql_common;
 pub mod sqlite;
 
+pub use crate::redis::RedisStore;
+pub use memcached::MemcachedStore;
 pub use mysql::MysqlStore;
+pub use network::NetworkStore;
 pub use null::NullStore;
 pub use postgres::PostgresStore;
 pub use sql_common::SqlOptions;
