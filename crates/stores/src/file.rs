@@ -46,26 +46,24 @@
 //! write (like Scribe's). Used as a buffer's secondary it is emptied after
 //! each replay.
 
+mod naming;
+mod record;
+
 use crate::replay::{LogPosition, Logged, ReplayLog};
 use async_trait::async_trait;
 use bytes::Bytes;
+use naming::{parse_segment_name, stamp};
 use parking_lot::{Mutex, RwLock};
+use record::{decode, encode, encode_clear, read_record, Record, HEADER};
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
-use std::io::{BufReader, ErrorKind, Read, Write};
+use std::io::{BufReader, Write};
 use std::ops::Bound;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use tiercache_engine::{now_ms, Entry, KeyStats, Mutation, Store, StoreError};
-
-const OP_SET: u8 = 1;
-const OP_DELETE: u8 = 2;
-const OP_CLEAR: u8 = 3;
-const HEADER: u64 = 8;
-/// Larger claimed lengths are corruption (values are at most 64 MiB by default).
-const MAX_RECORD: u32 = 1 << 30;
 
 /// Unix milliseconds; injectable so tests can move time across a rotation.
 pub type Clock = Arc<dyn Fn() -> u64 + Send + Sync>;
@@ -177,155 +175,6 @@ enum Slot {
         flags: u32,
     },
     Deleted,
-}
-
-/// A decoded record; `value_at` is the value's offset within the payload.
-enum Record {
-    Set {
-        key: Bytes,
-        entry: Entry,
-        value_at: u64,
-    },
-    Delete(Bytes),
-    Clear,
-}
-
-fn encode(out: &mut Vec<u8>, m: &Mutation) -> u64 {
-    let start = out.len();
-    out.extend_from_slice(&[0; HEADER as usize]);
-    let value_at = match m {
-        Mutation::Set(key, e) => {
-            out.push(OP_SET);
-            out.extend_from_slice(&e.flags.to_le_bytes());
-            out.push(e.expires_at.is_some() as u8);
-            out.extend_from_slice(&e.expires_at.unwrap_or(0).to_le_bytes());
-            out.extend_from_slice(&(key.len() as u32).to_le_bytes());
-            out.extend_from_slice(key);
-            let at = out.len();
-            out.extend_from_slice(&e.value);
-            at
-        }
-        Mutation::Delete(key) => {
-            out.push(OP_DELETE);
-            out.extend_from_slice(key);
-            out.len()
-        }
-    };
-    seal(out, start);
-    (value_at - start) as u64
-}
-
-fn encode_clear(out: &mut Vec<u8>) {
-    let start = out.len();
-    out.extend_from_slice(&[0; HEADER as usize]);
-    out.push(OP_CLEAR);
-    seal(out, start);
-}
-
-fn seal(out: &mut [u8], start: usize) {
-    let payload = &out[start + HEADER as usize..];
-    let len = payload.len() as u32;
-    let crc = crc32fast::hash(payload);
-    out[start..start + 4].copy_from_slice(&len.to_le_bytes());
-    out[start + 4..start + 8].copy_from_slice(&crc.to_le_bytes());
-}
-
-fn decode(payload: &[u8]) -> Option<Record> {
-    let (&op, rest) = payload.split_first()?;
-    match op {
-        OP_SET => {
-            if rest.len() < 17 {
-                return None;
-            }
-            let flags = u32::from_le_bytes(rest[0..4].try_into().ok()?);
-            let has_exp = rest[4];
-            let exp = u64::from_le_bytes(rest[5..13].try_into().ok()?);
-            let key_len = u32::from_le_bytes(rest[13..17].try_into().ok()?) as usize;
-            let kv = &rest[17..];
-            if kv.len() < key_len || has_exp > 1 {
-                return None;
-            }
-            Some(Record::Set {
-                key: Bytes::copy_from_slice(&kv[..key_len]),
-                entry: Entry::with_flags(
-                    Bytes::copy_from_slice(&kv[key_len..]),
-                    (has_exp == 1).then_some(exp),
-                    flags,
-                ),
-                value_at: (1 + 17 + key_len) as u64,
-            })
-        }
-        OP_DELETE => Some(Record::Delete(Bytes::copy_from_slice(rest))),
-        OP_CLEAR if rest.is_empty() => Some(Record::Clear),
-        _ => None,
-    }
-}
-
-/// Reads one record from `r`: `Ok(None)` at a clean end, `Err(())` when
-/// what follows is not a whole, valid record.
-fn read_record(r: &mut impl Read) -> Result<Option<(Vec<u8>, u64)>, ()> {
-    let mut header = [0u8; HEADER as usize];
-    let mut got = 0;
-    while got < header.len() {
-        match r.read(&mut header[got..]) {
-            Ok(0) if got == 0 => return Ok(None),
-            Ok(0) => return Err(()),
-            Ok(n) => got += n,
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(_) => return Err(()),
-        }
-    }
-    let len = u32::from_le_bytes(header[..4].try_into().unwrap());
-    let crc = u32::from_le_bytes(header[4..].try_into().unwrap());
-    if len == 0 || len > MAX_RECORD {
-        return Err(());
-    }
-    let mut payload = vec![0; len as usize];
-    r.read_exact(&mut payload).map_err(|_| ())?;
-    if crc32fast::hash(&payload) != crc {
-        return Err(());
-    }
-    Ok(Some((payload, HEADER + len as u64)))
-}
-
-/// Days since 1970-01-01 → (year, month, day), proleptic Gregorian (Howard
-/// Hinnant's `civil_from_days`).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + (m <= 2) as i64, m, d)
-}
-
-/// The segment-name stamp of `period` at `ms` (UTC).
-pub(crate) fn stamp(period: RotatePeriod, ms: u64) -> String {
-    let secs = (ms / 1000) as i64;
-    let (y, m, d) = civil_from_days(secs.div_euclid(86_400));
-    match period {
-        RotatePeriod::Never => String::new(),
-        RotatePeriod::Daily => format!("-{y:04}-{m:02}-{d:02}"),
-        RotatePeriod::Hourly => {
-            let h = secs.rem_euclid(86_400) / 3600;
-            format!("-{y:04}-{m:02}-{d:02}-{h:02}")
-        }
-    }
-}
-
-/// `(id, stamp)` of a segment file name, `None` for anything else.
-fn parse_segment_name(base: &str, name: &str) -> Option<(u64, String)> {
-    let rest = name.strip_prefix(base)?;
-    let (stamp, id) = rest.rsplit_once('_')?;
-    if id.is_empty() || !id.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let stamp_ok = stamp.is_empty()
-        || (stamp.starts_with('-') && stamp.bytes().all(|b| b == b'-' || b.is_ascii_digit()));
-    stamp_ok.then(|| Some((id.parse().ok()?, stamp.to_owned())))?
 }
 
 impl FileStore {
@@ -942,69 +791,5 @@ impl ReplayLog for FileStore {
 
     async fn discard(&self) -> Result<(), StoreError> {
         self.clear().await
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn stamps_are_utc_dates_and_hours() {
-        // 2024-02-29T13:45:00Z
-        let ms = 1_709_214_300_000;
-        assert_eq!(stamp(RotatePeriod::Daily, ms), "-2024-02-29");
-        assert_eq!(stamp(RotatePeriod::Hourly, ms), "-2024-02-29-13");
-        assert_eq!(stamp(RotatePeriod::Never, ms), "");
-        assert_eq!(stamp(RotatePeriod::Hourly, 0), "-1970-01-01-00");
-        assert_eq!(civil_from_days(-1), (1969, 12, 31));
-    }
-
-    #[test]
-    fn segment_names_parse_and_others_are_ignored() {
-        assert_eq!(
-            parse_segment_name("log", "log-2024-02-29-13_00007"),
-            Some((7, "-2024-02-29-13".into()))
-        );
-        assert_eq!(
-            parse_segment_name("log", "log_123456"),
-            Some((123456, "".into()))
-        );
-        assert_eq!(parse_segment_name("log", "log_current"), None);
-        assert_eq!(parse_segment_name("log", "logx_00001"), None);
-        assert_eq!(parse_segment_name("log", "other_00001"), None);
-    }
-
-    #[test]
-    fn records_round_trip() {
-        let mut buf = Vec::new();
-        let set = Mutation::Set(
-            "k".into(),
-            Entry::with_flags("value", Some(12_345), 0xfeed_f00d),
-        );
-        let rel = encode(&mut buf, &set);
-        encode(&mut buf, &Mutation::Delete("gone".into()));
-        let mut r = &buf[..];
-        let (p, len) = read_record(&mut r).unwrap().unwrap();
-        match decode(&p).unwrap() {
-            Record::Set {
-                key,
-                entry,
-                value_at,
-            } => {
-                assert_eq!(key, "k");
-                assert_eq!(entry, Entry::with_flags("value", Some(12_345), 0xfeed_f00d));
-                assert_eq!(value_at + HEADER, rel);
-                assert_eq!(&buf[rel as usize..len as usize], b"value");
-            }
-            _ => panic!("not a set"),
-        }
-        let (p, _) = read_record(&mut r).unwrap().unwrap();
-        assert!(matches!(decode(&p), Some(Record::Delete(k)) if k == "gone"));
-        assert_eq!(read_record(&mut r), Ok(None));
-        // A cut record is not whole.
-        let mut cut = &buf[..buf.len() - 1];
-        read_record(&mut cut).unwrap();
-        assert_eq!(read_record(&mut cut), Err(()));
     }
 }
