@@ -36,12 +36,14 @@
 
 #![warn(missing_docs)]
 
+pub mod bucket;
 pub mod file;
 pub mod null;
 pub mod replay;
 pub mod sqlite;
 pub mod timeout;
 
+pub use bucket::{BucketHash, BucketStore};
 pub use file::{FileStore, FileStoreOptions, RotatePeriod};
 pub use null::NullStore;
 pub use replay::{LogPosition, Logged, ReplayLog};
