@@ -38,6 +38,7 @@
 
 pub mod bucket;
 pub mod file;
+pub mod multi;
 pub mod null;
 pub mod replay;
 pub mod sqlite;
@@ -45,6 +46,7 @@ pub mod timeout;
 
 pub use bucket::{BucketHash, BucketStore};
 pub use file::{FileStore, FileStoreOptions, RotatePeriod};
+pub use multi::{ChildState, ChildStatus, MultiStore, ReportSuccess};
 pub use null::NullStore;
 pub use replay::{LogPosition, Logged, ReplayLog};
 pub use sqlite::SqliteStore;
