@@ -37,6 +37,7 @@
 #![warn(missing_docs)]
 
 pub mod bucket;
+pub mod buffer;
 pub mod file;
 pub mod multi;
 pub mod null;
@@ -45,6 +46,7 @@ pub mod sqlite;
 pub mod timeout;
 
 pub use bucket::{BucketHash, BucketStore};
+pub use buffer::{BufferMode, BufferOptions, BufferStatus, BufferStore};
 pub use file::{FileStore, FileStoreOptions, RotatePeriod};
 pub use multi::{ChildState, ChildStatus, MultiStore, ReportSuccess};
 pub use null::NullStore;

@@ -16,6 +16,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use std::future::Future;
 use std::ops::Bound;
+use std::sync::Arc;
 use std::time::Duration;
 use tiercache_engine::{Entry, KeyStats, Mutation, Store, StoreError};
 
@@ -26,20 +27,20 @@ use tiercache_engine::{Entry, KeyStats, Mutation, Store, StoreError};
 /// use tiercache_engine::{testing::MemoryStore, Entry, Store};
 /// use tiercache_stores::TimeoutStore;
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-/// let store = TimeoutStore::new(MemoryStore::new("m"), Duration::from_millis(250));
+/// let store = TimeoutStore::new(Arc::new(MemoryStore::new("m")), Duration::from_millis(250));
 /// store.set_many(&[("k".into(), Entry::new("v"))]).await.unwrap();
 /// assert_eq!(store.name(), "m");
 /// assert_eq!(store.limit(), Duration::from_millis(250));
 /// # });
 /// ```
-pub struct TimeoutStore<S> {
-    inner: S,
+pub struct TimeoutStore<S: ?Sized> {
+    inner: Arc<S>,
     limit: Duration,
 }
 
-impl<S: Store> TimeoutStore<S> {
+impl<S: Store + ?Sized> TimeoutStore<S> {
     /// `inner`, whose operations now fail after `limit`.
-    pub fn new(inner: S, limit: Duration) -> Self {
+    pub fn new(inner: Arc<S>, limit: Duration) -> Self {
         TimeoutStore { inner, limit }
     }
 
@@ -49,7 +50,7 @@ impl<S: Store> TimeoutStore<S> {
     }
 
     /// The wrapped store.
-    pub fn inner(&self) -> &S {
+    pub fn inner(&self) -> &Arc<S> {
         &self.inner
     }
 
@@ -72,7 +73,7 @@ impl<S: Store> TimeoutStore<S> {
 }
 
 #[async_trait]
-impl<S: Store> Store for TimeoutStore<S> {
+impl<S: Store + ?Sized> Store for TimeoutStore<S> {
     fn name(&self) -> &str {
         self.inner.name()
     }
@@ -113,7 +114,7 @@ impl<S: Store> Store for TimeoutStore<S> {
 }
 
 #[async_trait]
-impl<S: ReplayLog> ReplayLog for TimeoutStore<S> {
+impl<S: ReplayLog + ?Sized> ReplayLog for TimeoutStore<S> {
     async fn lookup(&self, keys: &[Bytes]) -> Result<Vec<Logged>, StoreError> {
         self.run("log lookup", self.inner.lookup(keys)).await
     }
@@ -137,7 +138,6 @@ impl<S: ReplayLog> ReplayLog for TimeoutStore<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
     use tiercache_engine::testing::MemoryStore;
 
     /// A store whose every call takes `delay`.
@@ -170,7 +170,7 @@ mod tests {
     #[tokio::test]
     async fn a_slow_operation_fails_naming_the_store_and_the_limit() {
         let slow = Slow(MemoryStore::new("slowpoke"), Duration::from_millis(300));
-        let store = TimeoutStore::new(slow, Duration::from_millis(50));
+        let store = TimeoutStore::new(Arc::new(slow), Duration::from_millis(50));
         let err = store.get_many(&["k".into()]).await.unwrap_err();
         assert_eq!(err.store, "slowpoke");
         assert!(err.message.contains("timed out after 50ms"), "{err}");
@@ -181,12 +181,11 @@ mod tests {
 
     #[tokio::test]
     async fn conformance() {
-        let store = TimeoutStore::new(MemoryStore::new("t"), Duration::from_secs(5));
+        let store = TimeoutStore::new(Arc::new(MemoryStore::new("t")), Duration::from_secs(5));
         tiercache_engine::testing::conformance::check_store(
             &store,
             tiercache_engine::testing::conformance::Capabilities::FULL,
         )
         .await;
-        let _ = Arc::new(store);
     }
 }
