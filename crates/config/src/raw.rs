@@ -28,12 +28,14 @@ pub(crate) struct RawConfig {
 #[serde(default, deny_unknown_fields)]
 pub(crate) struct RawNamespace {
     pub tiers: Option<Vec<RawStoreRef>>,
+    #[serde(deserialize_with = "units::de_enum")]
     pub write: WriteMode,
     #[serde(deserialize_with = "units::de_duration")]
     pub flush_interval: Duration,
     pub flush_batch: usize,
     #[serde(deserialize_with = "units::de_duration")]
     pub ttl: Duration,
+    #[serde(deserialize_with = "units::de_enum")]
     pub fsync: FsyncMode,
 }
 
@@ -170,7 +172,7 @@ impl<'de> Visitor<'de> for RawStoreVisitor {
                 "pool_size" => s.pool_size = Some(map.next_value()?),
                 "servers" => s.servers = Some(map.next_value()?),
                 "base_filename" => s.base_filename = Some(map.next_value()?),
-                "rotate_period" => s.rotate_period = Some(map.next_value()?),
+                "rotate_period" => s.rotate_period = Some(map.next_value::<units::EnumStr<_>>()?.0),
                 "max_size" => s.max_size = Some(map.next_value::<Size>()?.0),
                 "primary" => s.primary = Some(map.next_value()?),
                 "secondary" => s.secondary = Some(map.next_value()?),
@@ -178,10 +180,12 @@ impl<'de> Visitor<'de> for RawStoreVisitor {
                 "retry_interval" => s.retry_interval = Some(map.next_value::<Dur>()?.0),
                 "retry_interval_range" => s.retry_interval_range = Some(map.next_value::<Dur>()?.0),
                 "buckets" => s.buckets = Some(map.next_value()?),
-                "hash" => s.hash = Some(map.next_value()?),
+                "hash" => s.hash = Some(map.next_value::<units::EnumStr<_>>()?.0),
                 "delimiter" => s.delimiter = Some(map.next_value()?),
                 "stores" => s.stores = Some(map.next_value()?),
-                "report_success" => s.report_success = Some(map.next_value()?),
+                "report_success" => {
+                    s.report_success = Some(map.next_value::<units::EnumStr<_>>()?.0)
+                }
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }

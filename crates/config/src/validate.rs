@@ -53,6 +53,9 @@ struct Ctx<'a> {
     known: BTreeSet<String>,
     /// Named references made, with where they were made.
     refs: Vec<(String, Vec<Seg>)>,
+    /// Buffer secondaries given by name, with where (checked once every
+    /// store is known).
+    named_secondaries: Vec<(String, Vec<Seg>)>,
 }
 
 type Res<T> = Result<T, ConfigError>;
@@ -210,9 +213,16 @@ impl Ctx<'_> {
             "buffer" => {
                 let primary = self.required(s.primary, path, &ty, "primary")?;
                 let secondary = self.required(s.secondary, path, &ty, "secondary")?;
+                let primary = self.store_ref(primary, with(path, key("primary")))?;
+                let at = with(path, key("secondary"));
+                let secondary = self.store_ref(secondary, at.clone())?;
+                match &secondary {
+                    StoreRef::Named(n) => self.named_secondaries.push((n.clone(), at)),
+                    StoreRef::Inline(c) => self.secondary_is_a_log(c, &at)?,
+                }
                 StoreConfig::Buffer(BufferStore {
-                    primary: self.store_ref(primary, with(path, key("primary")))?,
-                    secondary: self.store_ref(secondary, with(path, key("secondary")))?,
+                    primary,
+                    secondary,
                     max_queue_length: s.max_queue_length.unwrap_or(2_000_000),
                     retry_interval: s
                         .retry_interval
@@ -243,6 +253,22 @@ impl Ctx<'_> {
                 })
             }
         })
+    }
+}
+
+impl Ctx<'_> {
+    /// A buffer's secondary must replay its writes in order: a `file` store.
+    fn secondary_is_a_log(&self, store: &StoreConfig, at: &[Seg]) -> Res<()> {
+        if matches!(store, StoreConfig::File(_)) {
+            return Ok(());
+        }
+        Err(self.err(
+            at,
+            format!(
+                "a buffer's secondary must be a `file` store, which keeps its writes (deletes too) in order so they can be replayed to the primary; `{}` cannot",
+                store.type_name()
+            ),
+        ))
     }
 }
 
@@ -299,6 +325,7 @@ pub(crate) fn validate(raw: RawConfig, file: &str, text: &str) -> Res<Config> {
         text,
         known,
         refs: Vec::new(),
+        named_secondaries: Vec::new(),
     };
 
     if raw.server.max_clients == 0 {
@@ -387,6 +414,24 @@ pub(crate) fn validate(raw: RawConfig, file: &str, text: &str) -> Res<Config> {
 
     if !stores.contains_key("main") && cx.refs.iter().any(|(n, _)| n == "main") {
         stores.insert("main".to_owned(), crate::default_main_store());
+    }
+
+    // A named secondary is a file store used by that buffer alone: another
+    // user (a tier, a second buffer) would see or replay its writes.
+    for (name, at) in &cx.named_secondaries {
+        let store = stores
+            .get(name)
+            .expect("references were resolved against the defined stores");
+        cx.secondary_is_a_log(store, at)?;
+        let uses = cx.refs.iter().filter(|(n, _)| n == name).count();
+        if uses > 1 {
+            return Err(cx.err(
+                at,
+                format!(
+                    "store '{name}' is a buffer's secondary and is used {uses} times; a secondary must be used by its buffer alone"
+                ),
+            ));
+        }
     }
 
     Ok(Config {

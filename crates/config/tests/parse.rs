@@ -166,8 +166,8 @@ fn named_and_inline_refs() {
 tiers = ["front", { type = "null", timeout = "250ms" }]
 [store.front]
 type = "buffer"
-primary = "a"
-secondary = { type = "multi", report_success = "any", stores = ["a", { type = "memcached", servers = ["m:11211"] }] }
+primary = { type = "multi", report_success = "any", stores = ["a", { type = "memcached", servers = ["m:11211"] }] }
+secondary = { type = "file", path = "spool" }
 max_queue_length = 5
 [store.a]
 type = "bucket"
@@ -184,10 +184,10 @@ buckets = [{ type = "mysql", url = "mysql://u:p@h:3306/db", table = "t" }]
     let Some(StoreConfig::Buffer(b)) = c.resolve(&tiers[0]) else {
         panic!()
     };
-    assert_eq!(b.primary, StoreRef::Named("a".into()));
+    assert!(matches!(&b.secondary, StoreRef::Inline(f) if matches!(**f, StoreConfig::File(_))));
     assert_eq!(b.max_queue_length, 5);
     assert_eq!(b.retry_interval, Duration::from_secs(300));
-    let StoreRef::Inline(m) = &b.secondary else {
+    let StoreRef::Inline(m) = &b.primary else {
         panic!()
     };
     let StoreConfig::Multi(m) = &**m else {

@@ -57,7 +57,7 @@
 
 mod assemble;
 
-pub use assemble::{build_store, check_supported, open_engine, AssembleError};
+pub use assemble::{build_store, check_supported, open_engine, AssembleError, Assembler};
 pub use tiercache_config as config;
 pub use tiercache_config::Config;
 pub use tiercache_engine as engine;
