@@ -38,45 +38,30 @@ enum Set {
     /// Only the current value, verbatim.
     Same,
     /// An encoding threshold of a data type this server does not hold
-    /// (canonical name, lowest value): any integer in range is kept.
-    Tunable(&'static str, i64),
+    /// (canonical name, lowest and highest value): any integer in range is
+    /// kept.
+    Tunable(&'static str, i64, i64),
 }
 
 /// Encoding thresholds of Redis types this server does not hold: name as
 /// clients write it, canonical name (Redis 7 aliases the old `ziplist`
-/// names), Redis 7.0's default, lowest accepted value.
-const TUNABLES: &[(&str, &str, i64, i64)] = &[
-    (
-        "list-max-listpack-size",
-        "list-max-listpack-size",
-        -2,
-        i32::MIN as i64,
-    ),
-    (
-        "list-max-ziplist-size",
-        "list-max-listpack-size",
-        -2,
-        i32::MIN as i64,
-    ),
-    ("list-compress-depth", "list-compress-depth", 0, 0),
-    ("set-max-intset-entries", "set-max-intset-entries", 512, 0),
-    (
-        "zset-max-listpack-entries",
-        "zset-max-listpack-entries",
-        128,
-        0,
-    ),
-    (
-        "zset-max-ziplist-entries",
-        "zset-max-listpack-entries",
-        128,
-        0,
-    ),
-    ("zset-max-listpack-value", "zset-max-listpack-value", 64, 0),
-    ("zset-max-ziplist-value", "zset-max-listpack-value", 64, 0),
-    ("stream-node-max-bytes", "stream-node-max-bytes", 4096, 0),
-    ("stream-node-max-entries", "stream-node-max-entries", 100, 0),
+/// names), Redis 7.0's default, accepted range.
+#[rustfmt::skip]
+const TUNABLES: &[(&str, &str, i64, (i64, i64))] = &[
+    ("list-max-listpack-size", "list-max-listpack-size", -2, INT),
+    ("list-max-ziplist-size", "list-max-listpack-size", -2, INT),
+    ("list-compress-depth", "list-compress-depth", 0, (0, i32::MAX as i64)),
+    ("set-max-intset-entries", "set-max-intset-entries", 512, SIZE),
+    ("zset-max-listpack-entries", "zset-max-listpack-entries", 128, SIZE),
+    ("zset-max-ziplist-entries", "zset-max-listpack-entries", 128, SIZE),
+    ("zset-max-listpack-value", "zset-max-listpack-value", 64, SIZE),
+    ("zset-max-ziplist-value", "zset-max-listpack-value", 64, SIZE),
+    ("stream-node-max-entries", "stream-node-max-entries", 100, SIZE),
 ];
+/// A C `int`.
+const INT: (i64, i64) = (i32::MIN as i64, i32::MAX as i64);
+/// A non-negative `long long` (Redis's size parameters).
+const SIZE: (i64, i64) = (0, i64::MAX);
 
 const POLICIES: &[&str] = &[
     "volatile-lru",
@@ -134,9 +119,9 @@ fn params(ctx: &Ctx<'_, '_>) -> Vec<(&'static str, String, Set)> {
         ("slave-read-only", "yes".into(), Set::Bool),
         ("lazyfree-lazy-user-flush", "no".into(), Set::Bool),
     ];
-    for &(name, canonical, default, min) in TUNABLES {
+    for &(name, canonical, default, (min, max)) in TUNABLES {
         let value = ctx.server.tunable(canonical, default);
-        params.push((name, value.to_string(), Set::Tunable(canonical, min)));
+        params.push((name, value.to_string(), Set::Tunable(canonical, min, max)));
     }
     params
 }
@@ -251,14 +236,12 @@ fn set(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) {
                 Err(_) => return fail(ctx, "argument couldn't be parsed into an integer"),
             },
             Set::Same => text == *current,
-            Set::Tunable(_, min) => match parse_i64(value) {
-                Some(n) if n >= min => true,
+            Set::Tunable(_, min, max) => match parse_i64(value) {
+                Some(n) if (min..=max).contains(&n) => true,
                 Some(_) => {
                     return fail(
                         ctx,
-                        &format!(
-                            "argument must be between {min} and 9223372036854775807 inclusive"
-                        ),
+                        &format!("argument must be between {min} and {max} inclusive"),
                     )
                 }
                 None => return fail(ctx, "argument couldn't be parsed into an integer"),
@@ -277,7 +260,7 @@ fn set(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) {
                 ctx.server.set_idle_timeout(Duration::from_secs(secs));
             }
             Set::Requirepass => ctx.server.set_requirepass(value),
-            Set::Tunable(name, _) => ctx
+            Set::Tunable(name, _, _) => ctx
                 .server
                 .set_tunable(name, parse_i64(value).unwrap_or_default()),
             _ => {}

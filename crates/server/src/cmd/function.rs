@@ -6,15 +6,24 @@
 //! every test file run against an external server). Loading or running
 //! functions is refused.
 
-use super::{arity_error, unknown_subcommand, Args, Ctx, Flow, SYNTAX_ERROR};
+use super::{unknown_subcommand, Args, Ctx, Flow};
 use crate::resp::reply;
 
 pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     if args.is(1, "flush") {
         if args.len() > 3 {
-            reply::error(ctx.out, &arity_error("function|flush"));
+            reply::error(
+                ctx.out,
+                &format!(
+                    "ERR unknown subcommand or wrong number of arguments for '{}'. Try FUNCTION HELP.",
+                    args.text(1)
+                ),
+            );
         } else if args.len() == 3 && !args.is(2, "async") && !args.is(2, "sync") {
-            reply::error(ctx.out, SYNTAX_ERROR);
+            reply::error(
+                ctx.out,
+                "ERR FUNCTION FLUSH only supports SYNC|ASYNC option",
+            );
         } else {
             reply::ok(ctx.out);
         }

@@ -33,14 +33,13 @@ pub async fn copy(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         if args.is(i, "replace") {
             replace = true;
         } else if args.is(i, "db") && i + 1 < args.len() {
-            // Redis reads the index as a C int.
-            match parse_i64(args.get(i + 1)).filter(|n| i32::try_from(*n).is_ok()) {
-                None => {
-                    reply::error(ctx.out, NOT_AN_INTEGER);
+            match db_index(args.get(i + 1)) {
+                Err(msg) => {
+                    reply::error(ctx.out, msg);
                     return Flow::Continue;
                 }
-                Some(0) => {}
-                Some(_) => {
+                Ok(0) => {}
+                Ok(_) => {
                     reply::error(ctx.out, DB_OUT_OF_RANGE);
                     return Flow::Continue;
                 }
@@ -69,10 +68,17 @@ pub async fn copy(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
 }
 
 pub async fn move_key(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
-    match parse_i64(args.get(2)).filter(|n| i32::try_from(*n).is_ok()) {
-        None => reply::error(ctx.out, NOT_AN_INTEGER),
-        Some(0) => reply::error(ctx.out, SAME_OBJECT),
-        Some(_) => reply::error(ctx.out, DB_OUT_OF_RANGE),
+    match db_index(args.get(2)) {
+        Err(msg) => reply::error(ctx.out, msg),
+        Ok(0) => reply::error(ctx.out, SAME_OBJECT),
+        Ok(_) => reply::error(ctx.out, DB_OUT_OF_RANGE),
     }
     Flow::Continue
+}
+
+/// A database index read as Redis's `getIntFromObjectOrReply` does.
+fn db_index(arg: &[u8]) -> Result<i32, &'static str> {
+    let n = parse_i64(arg).ok_or(NOT_AN_INTEGER)?;
+    i32::try_from(n)
+        .map_err(|_| "ERR value is out of range, value must between -2147483648 and 2147483647")
 }
