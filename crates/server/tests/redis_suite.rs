@@ -265,3 +265,23 @@ async fn encoding_thresholds_of_absent_types_can_be_set_and_read_back() {
         .await
         .is_error_starting("ERR CONFIG SET failed"));
 }
+
+#[tokio::test]
+async fn object_refcount_reports_redis_shared_integers() {
+    // unit/type/incr: "INCR uses shared objects in the 0-9999 range" checks
+    // OBJECT REFCOUNT unless needs:debug tests are skipped.
+    let server = TestServer::start().await;
+    let mut c = server.client().await;
+    c.cmd(&["SET", "foo", "-1"]).await;
+    c.cmd(&["INCR", "foo"]).await;
+    assert!(int(c.cmd(&["OBJECT", "REFCOUNT", "foo"]).await) > 1);
+    c.cmd(&["SET", "foo", "9998"]).await;
+    c.cmd(&["INCR", "foo"]).await;
+    assert!(int(c.cmd(&["OBJECT", "REFCOUNT", "foo"]).await) > 1);
+    c.cmd(&["INCR", "foo"]).await;
+    assert_eq!(int(c.cmd(&["OBJECT", "REFCOUNT", "foo"]).await), 1);
+    assert_eq!(
+        c.cmd(&["OBJECT", "REFCOUNT", "nokey"]).await,
+        Reply::Bulk(None)
+    );
+}
