@@ -27,7 +27,7 @@ mod keyspace;
 mod update;
 
 pub use keyspace::KeyPage;
-pub use update::Update;
+pub use update::{MoveOutcome, Update};
 
 /// What `SET` does with the key's expiry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
