@@ -12,6 +12,17 @@
 //! - Backends
 //!   - [`sqlite`]: [`SqliteStore`], one table of an SQLite file in WAL mode;
 //!     the embedded default system of record.
+//!   - [`postgres`]: [`PostgresStore`], one table of a PostgreSQL database
+//!     over a pool of `tokio-postgres` connections.
+//!   - [`mysql`]: [`MysqlStore`], one table of a MySQL or MariaDB database
+//!     over `mysql_async`'s pool.
+//!   - [`sql_common`]: what the two networked SQL stores share:
+//!     [`SqlOptions`] (pool size, timeout), how keys longer than an index
+//!     entry are stored, and the byte-order key listing. Every SQL store
+//!     keeps the same columns (key bytes, value bytes, absolute expiry in
+//!     Unix milliseconds or NULL, 32-bit flags), creates its own table and a
+//!     schema version in `tiercache_meta`, batches reads into one statement
+//!     per chunk and writes into multi-row upserts in one transaction.
 //!   - [`file`]: [`FileStore`], Scribe's file store: an append-only,
 //!     rotated, CRC-checked log of sets and deletes with an in-memory index,
 //!     readable as a store and replayable in order.

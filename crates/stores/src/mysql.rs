@@ -45,9 +45,7 @@ use crate::sql_common::{
 use async_trait::async_trait;
 use bytes::Bytes;
 use mysql_async::prelude::Queryable;
-use mysql_async::{
-    Conn, Opts, OptsBuilder, Params, Pool, PoolConstraints, PoolOpts, TxOpts, Value,
-};
+use mysql_async::{Conn, Opts, OptsBuilder, Params, Pool, PoolConstraints, TxOpts, Value};
 use std::collections::HashMap;
 use std::ops::Bound;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -333,8 +331,18 @@ impl MysqlStore {
         setup.push(format!(
             "SET SESSION lock_wait_timeout = {lock_secs}, innodb_lock_wait_timeout = {lock_secs}"
         ));
+        // No reset when a connection goes back to the pool: a reset drops
+        // the connection's prepared statements (a re-prepare, one more round
+        // trip, on every call) and its session settings, and this store
+        // leaves no session state behind (transactions end in commit or
+        // rollback, and mysql_async cleans up an interrupted one).
+        let pool_opts = opts
+            .pool_opts()
+            .clone()
+            .with_constraints(constraints)
+            .with_reset_connection(false);
         let builder = OptsBuilder::from_opts(opts)
-            .pool_opts(PoolOpts::default().with_constraints(constraints))
+            .pool_opts(pool_opts)
             .stmt_cache_size(STMT_CACHE)
             .setup(setup);
         Ok(MysqlStore {
