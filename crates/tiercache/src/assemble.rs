@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
-use tiercache_config::{Config, FsyncMode, StoreConfig, StoreRef};
+use tiercache_config::{Config, FsyncMode, RedisTarget, StoreConfig, StoreRef};
 use tiercache_engine::{
     Engine, EngineError, FsyncPolicy, NamespaceConfig, Store, StoreError, WriteMode,
 };
@@ -14,7 +14,7 @@ use tiercache_engine::{
 #[derive(Debug, thiserror::Error)]
 pub enum AssembleError {
     /// A store type this build cannot run yet.
-    #[error("store '{store}' has type '{kind}', which this build of tiercache cannot run yet (available: sqlite, null)")]
+    #[error("store '{store}' has type '{kind}', which this build of tiercache cannot run yet (available: sqlite, redis, memcached, network, null)")]
     Unsupported {
         /// The store's name or position.
         store: String,
@@ -44,6 +44,20 @@ pub fn build_store(
             )?))
         }
         StoreConfig::Null(_) => Ok(Arc::new(tiercache_stores::NullStore::new(name))),
+        StoreConfig::Redis(r) => Ok(Arc::new(match &r.target {
+            RedisTarget::Url(url) => {
+                tiercache_stores::RedisStore::open(name, url, r.pool_size as usize, r.timeout)?
+            }
+            RedisTarget::Cluster(nodes) => {
+                tiercache_stores::RedisStore::open_cluster(name, nodes, r.timeout)?
+            }
+        })),
+        StoreConfig::Memcached(m) => Ok(Arc::new(tiercache_stores::MemcachedStore::open(
+            name, &m.servers, m.timeout,
+        )?)),
+        StoreConfig::Network(n) => Ok(Arc::new(tiercache_stores::NetworkStore::open(
+            name, &n.url, n.timeout,
+        )?)),
         other => Err(AssembleError::Unsupported {
             store: name.to_string(),
             kind: other.type_name().to_string(),
@@ -56,7 +70,11 @@ pub fn build_store(
 pub fn check_supported(config: &Config) -> Result<(), AssembleError> {
     for (name, store) in &config.stores {
         match store {
-            StoreConfig::Sqlite(_) | StoreConfig::Null(_) => {}
+            StoreConfig::Sqlite(_)
+            | StoreConfig::Null(_)
+            | StoreConfig::Redis(_)
+            | StoreConfig::Memcached(_)
+            | StoreConfig::Network(_) => {}
             other => {
                 return Err(AssembleError::Unsupported {
                     store: name.clone(),
@@ -68,7 +86,14 @@ pub fn check_supported(config: &Config) -> Result<(), AssembleError> {
     for (ns, cfg) in config.namespaces() {
         for (i, tier) in cfg.tiers.iter().enumerate() {
             if let StoreRef::Inline(store) = tier {
-                if !matches!(**store, StoreConfig::Sqlite(_) | StoreConfig::Null(_)) {
+                if !matches!(
+                    **store,
+                    StoreConfig::Sqlite(_)
+                        | StoreConfig::Null(_)
+                        | StoreConfig::Redis(_)
+                        | StoreConfig::Memcached(_)
+                        | StoreConfig::Network(_)
+                ) {
                     return Err(AssembleError::Unsupported {
                         store: format!("namespace.{ns}.tiers[{i}]"),
                         kind: store.type_name().to_string(),

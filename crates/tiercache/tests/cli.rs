@@ -59,14 +59,29 @@ fn check_config_rejects_unknown_store_names() {
 #[test]
 fn check_config_says_which_store_types_this_build_cannot_run() {
     let (code, text) = check_config(
-        "redis.toml",
-        "[namespace.default]\ntiers = [\"r\"]\n\n[store.r]\ntype = \"redis\"\nurl = \"redis://127.0.0.1:6379\"\n",
+        "mysql.toml",
+        "[namespace.default]\ntiers = [\"m\"]\n\n[store.m]\ntype = \"mysql\"\nurl = \"mysql://u@127.0.0.1/db\"\n",
     );
     assert_eq!(code, 2, "{text}");
     assert!(
-        text.contains("store 'r'") && text.contains("redis"),
+        text.contains("store 'm'") && text.contains("mysql"),
         "{text}"
     );
+}
+
+#[test]
+fn check_config_accepts_redis_memcached_and_network_stores() {
+    // Nothing connects at check time (nor at start: the stores connect on
+    // first use), so no server is needed here.
+    let (code, text) = check_config(
+        "kv.toml",
+        "[namespace.default]\ntiers = [\"r\", \"c\", \"m\", \"n\"]\n\n\
+         [store.r]\ntype = \"redis\"\nurl = \"unix:/tmp/redis.sock\"\npool_size = 2\ntimeout = \"250ms\"\n\n\
+         [store.c]\ntype = \"redis\"\ncluster = [\"127.0.0.1:7000\", \"127.0.0.1:7001\"]\n\n\
+         [store.m]\ntype = \"memcached\"\nservers = [\"127.0.0.1:11211\"]\n\n\
+         [store.n]\ntype = \"network\"\nurl = \"redis://127.0.0.1:6380\"\n",
+    );
+    assert_eq!(code, 0, "{text}");
 }
 
 #[test]
