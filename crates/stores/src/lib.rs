@@ -4,13 +4,26 @@
 //!
 //! This crate only moves bytes to and from backends. It holds no caching
 //! logic (the memory tier, write modes and namespaces live in
-//! `tiercache-engine`) and speaks no protocol (those live in
-//! `tiercache-server`).
+//! `tiercache-engine`) and serves no protocol (that is `tiercache-server`);
+//! the networked stores are protocol *clients* of Redis, memcached and
+//! other tiercache servers.
 //!
 //! Map:
 //! - [`sqlite`]: [`SqliteStore`], one table of an SQLite file in WAL mode; the
 //!   embedded default system of record.
+//! - [`redis`](crate::redis): [`RedisStore`], entries as Redis strings on one
+//!   server (TCP or unix socket) or a Redis Cluster; batches as `MULTI`/`EXEC`
+//!   pipelines (per slot on a cluster).
+//! - [`memcached`]: [`MemcachedStore`], memcached servers behind a
+//!   consistent hash, spoken to in pipelined meta commands; cannot list keys.
+//! - [`network`]: [`NetworkStore`], another tiercache server over RESP.
 //! - [`null`]: [`NullStore`], which keeps nothing.
+//!
+//! The networked stores connect on first use (a store may be built while
+//! its server is down), remake broken connections, and bound every
+//! operation by their `timeout`: an unreachable or hung server gives a
+//! [`StoreError`](tiercache_engine::StoreError) naming the store and the
+//! server, never a hang.
 //!
 //! # Example
 //!
