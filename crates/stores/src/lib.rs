@@ -4,8 +4,9 @@
 //!
 //! This crate only moves bytes to and from backends. It holds no caching
 //! logic (the memory tier, write modes and namespaces live in
-//! `tiercache-engine`), speaks no client protocol (those live in
-//! `tiercache-server`) and reads no configuration (the `tiercache` crate's
+//! `tiercache-engine`), serves no protocol (that is `tiercache-server`; the
+//! networked stores are protocol *clients* of Redis, memcached and other
+//! tiercache servers) and reads no configuration (the `tiercache` crate's
 //! `assemble` module turns a config into a tree of these stores).
 //!
 //! Map:
@@ -23,6 +24,13 @@
 //!     Unix milliseconds or NULL, 32-bit flags), creates its own table and a
 //!     schema version in `tiercache_meta`, batches reads into one statement
 //!     per chunk and writes into multi-row upserts in one transaction.
+//!   - [`redis`](crate::redis): [`RedisStore`], entries as Redis strings on
+//!     one server (TCP or unix socket) or a Redis Cluster; batches as
+//!     `MULTI`/`EXEC` pipelines (per slot on a cluster).
+//!   - [`memcached`]: [`MemcachedStore`], memcached servers behind a
+//!     consistent hash, spoken to in pipelined meta commands; cannot list
+//!     keys.
+//!   - [`network`]: [`NetworkStore`], another tiercache server over RESP.
 //!   - [`file`]: [`FileStore`], Scribe's file store: an append-only,
 //!     rotated, CRC-checked log of sets and deletes with an in-memory index,
 //!     readable as a store and replayable in order.
@@ -38,6 +46,12 @@
 //!   - [`timeout`]: [`TimeoutStore`], the per-operation `timeout` any store
 //!     can have.
 //! - [`replay`]: [`ReplayLog`], what a buffer needs of its secondary.
+//!
+//! The networked stores connect on first use (a store may be built while
+//! its server is down), remake broken connections, and bound every
+//! operation by their `timeout`: an unreachable or hung server gives a
+//! [`StoreError`](tiercache_engine::StoreError) naming the store and the
+//! server, never a hang.
 //!
 //! Invariants the combinators keep (details in each module):
 //! - nothing acknowledged is lost: a buffer acknowledges a write once the

@@ -77,6 +77,21 @@ fn check_config_accepts_every_store_type() {
 }
 
 #[test]
+fn check_config_accepts_redis_memcached_and_network_stores() {
+    // Nothing connects at check time (nor at start: the stores connect on
+    // first use), so no server is needed here.
+    let (code, text) = check_config(
+        "kv.toml",
+        "[namespace.default]\ntiers = [\"r\", \"c\", \"m\", \"n\"]\n\n\
+         [store.r]\ntype = \"redis\"\nurl = \"unix:/tmp/redis.sock\"\npool_size = 2\ntimeout = \"250ms\"\n\n\
+         [store.c]\ntype = \"redis\"\ncluster = [\"127.0.0.1:7000\", \"127.0.0.1:7001\"]\n\n\
+         [store.m]\ntype = \"memcached\"\nservers = [\"127.0.0.1:11211\"]\n\n\
+         [store.n]\ntype = \"network\"\nurl = \"redis://127.0.0.1:6380\"\n",
+    );
+    assert_eq!(code, 0, "{text}");
+}
+
+#[test]
 fn serve_refuses_a_public_listener_without_a_password() {
     let dir = tempfile::tempdir().unwrap();
     let (code, text) = tiercache(&[

@@ -19,9 +19,14 @@
 //! - [`set_many`](Store::set_many), [`delete_many`](Store::delete_many),
 //!   [`apply`](Store::apply): `SET`/`DEL` per key in one `MULTI`/`EXEC`
 //!   (atomic on one server).
-//! - On a cluster, the same per slot: keys are grouped by hash slot
-//!   (CRC16, hash tags honoured), and every slot's transaction is sent at
-//!   once; a batch is atomic per slot, not as a whole.
+//! - On a cluster, keys are grouped by hash slot (CRC16, hash tags
+//!   honoured) and the slots by master (the slot map from `CLUSTER SLOTS`,
+//!   cached): one pipeline per master, holding one `MULTI`/`EXEC` per slot
+//!   (a transaction cannot span slots), all masters at once. A batch is
+//!   atomic per slot, not as a whole. Slots whose master changed (a
+//!   redirect after resharding) are sent again one pipeline per slot through
+//!   the `redis` crate's cluster routing, which follows redirects, and the
+//!   slot map is refreshed.
 //!
 //! Listing: Redis keeps no ordered index, so [`scan_keys`](Store::scan_keys)
 //! walks the whole key space with `SCAN ... MATCH prefix*` (every master of
@@ -33,11 +38,13 @@
 //! every master: the store owns its database.
 //!
 //! Connections: `pool_size` multiplexed connections to the server, used
-//! round robin; a cluster uses the `redis` crate's cluster connection, which
-//! follows the slot map. Nothing connects at construction (a `buffer` store
+//! round robin; a cluster uses the `redis` crate's cluster connection.
+//! Nothing connects at construction (a `buffer` store
 //! may start while its primary is down): the first operation does, and a
-//! connection that fails with an I/O error is dropped, so the operation
-//! after a server restart connects again. Every operation has the store's
+//! connection that fails with an I/O error is dropped, and a pooled
+//! connection found broken is replaced and the batch sent once more (every
+//! batch is idempotent), so the first operation after a server restart
+//! already succeeds. Every operation has the store's
 //! timeout ([`DEFAULT_TIMEOUT`] unless configured): a stopped or unreachable
 //! server gives a [`StoreError`] naming the store and the server, never a
 //! hang.
