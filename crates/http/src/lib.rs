@@ -1,0 +1,4 @@
+//! tiercache's HTTP micro-cache.
+#![warn(missing_docs)]
+
+pub mod policy;
