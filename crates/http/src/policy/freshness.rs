@@ -7,7 +7,7 @@
 use super::cache_control::{
     delta_seconds, RequestDirectives, ResponseDirectives, DELTA_SECONDS_MAX,
 };
-use hyper::header::{HeaderMap, AGE, DATE, EXPIRES, LAST_MODIFIED};
+use hyper::header::{HeaderMap, AGE, EXPIRES, LAST_MODIFIED};
 use hyper::StatusCode;
 use std::time::UNIX_EPOCH;
 
