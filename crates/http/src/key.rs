@@ -60,8 +60,11 @@ pub fn primary(
     key_headers: &[HeaderName],
     headers: &HeaderMap,
 ) -> Bytes {
-    let mut b = BytesMut::from(&uri_prefix(prefix, host, path_and_query)[..]);
-    b.put_slice(b"GET");
+    let mut b = BytesMut::with_capacity(prefix.len() + host.len() + path_and_query.len() + 4 + 32 * key_headers.len());
+    b.put_slice(prefix.as_bytes());
+    put_host(&mut b, host);
+    b.put_slice(path_and_query.as_bytes());
+    b.put_slice(b"\0GET");
     for name in key_headers {
         b.put_u8(0);
         b.put_slice(name.as_str().as_bytes());
