@@ -77,7 +77,7 @@ use std::path::{Path, PathBuf};
 
 pub use error::ConfigError;
 pub use model::{
-    BucketHash, BucketStore, BufferStore, Config, FileStore, FsyncMode, HttpCacheConfig,
+    BucketHash, BucketStore, BufferStore, Config, FileStore, FsyncMode, HttpCacheConfig, HttpRule,
     MemcachedStore, MemoryConfig, MultiStore, NamespaceConfig, NetworkStore, NullStore, RedisStore,
     RedisTarget, ReportSuccess, RotatePeriod, ServerConfig, SqlStore, SqliteStore, StoreConfig,
     StoreRef, WriteMode,

@@ -61,6 +61,20 @@ pub(crate) struct RawHttpCache {
     pub tiers: Option<Vec<RawStoreRef>>,
     #[serde(deserialize_with = "units::de_duration")]
     pub default_ttl: Duration,
+    #[serde(deserialize_with = "units::de_size")]
+    pub max_object_size: u64,
+    #[serde(deserialize_with = "units::de_duration")]
+    pub coalesce_timeout: Duration,
+    #[serde(deserialize_with = "units::de_duration")]
+    pub upstream_timeout: Duration,
+    #[serde(deserialize_with = "units::de_duration")]
+    pub stale_retention: Duration,
+    pub key_headers: Vec<String>,
+    pub purge_token: Option<String>,
+    pub admin_prefix: String,
+    #[serde(deserialize_with = "units::de_size")]
+    pub max_header_bytes: u64,
+    pub rule: Vec<RawHttpRule>,
 }
 
 impl Default for RawHttpCache {
@@ -71,8 +85,29 @@ impl Default for RawHttpCache {
             upstream: None,
             tiers: None,
             default_ttl: d.default_ttl,
+            max_object_size: d.max_object_size,
+            coalesce_timeout: d.coalesce_timeout,
+            upstream_timeout: d.upstream_timeout,
+            stale_retention: d.stale_retention,
+            key_headers: Vec::new(),
+            purge_token: None,
+            admin_prefix: d.admin_prefix,
+            max_header_bytes: d.max_header_bytes,
+            rule: Vec::new(),
         }
     }
+}
+
+/// `[[http_cache.rule]]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub(crate) struct RawHttpRule {
+    pub prefix: Option<String>,
+    pub ttl: Option<Dur>,
+    pub default_ttl: Option<Dur>,
+    pub bypass: bool,
+    pub bypass_headers: Vec<String>,
+    pub bypass_cookies: Vec<String>,
 }
 
 #[derive(Debug)]
@@ -102,7 +137,8 @@ impl<'de> Deserialize<'de> for RawStoreRef {
     }
 }
 
-struct Dur(Duration);
+#[derive(Debug)]
+pub(crate) struct Dur(pub Duration);
 
 impl<'de> Deserialize<'de> for Dur {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {

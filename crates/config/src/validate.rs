@@ -316,6 +316,24 @@ fn find_cycle(
     None
 }
 
+/// Lower-cases header field names and checks they are tokens (RFC 9110 §5.1).
+fn header_names(cx: &Ctx<'_>, names: Vec<String>, path: &[Seg]) -> Res<Vec<String>> {
+    names
+        .into_iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let tchar = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+            if n.is_empty() || !n.chars().all(tchar) {
+                return Err(cx.err(
+                    &with(path, Seg::Index(i)),
+                    format!("invalid header field name {n:?}"),
+                ));
+            }
+            Ok(n.to_ascii_lowercase())
+        })
+        .collect()
+}
+
 /// Validates the raw file and fills in defaults.
 pub(crate) fn validate(raw: RawConfig, file: &str, text: &str) -> Res<Config> {
     let mut known: BTreeSet<String> = raw.store.keys().cloned().collect();
@@ -405,11 +423,92 @@ pub(crate) fn validate(raw: RawConfig, file: &str, text: &str) -> Res<Config> {
         Some(t) => Some(cx.refs(t, &hpath, "tiers")?),
         None => None,
     };
+    let field = |f: &str| with(&hpath, key(f));
+    if h.max_object_size == 0 {
+        return Err(cx.err(&field("max_object_size"), "must be at least 1 byte"));
+    }
+    if h.max_header_bytes < 1024 {
+        return Err(cx.err(&field("max_header_bytes"), "must be at least 1KiB"));
+    }
+    for name in ["coalesce_timeout", "upstream_timeout"] {
+        let v = if name == "coalesce_timeout" {
+            h.coalesce_timeout
+        } else {
+            h.upstream_timeout
+        };
+        if v.is_zero() {
+            return Err(cx.err(&field(name), "must be more than zero"));
+        }
+    }
+    if h.purge_token.as_deref() == Some("") {
+        return Err(cx.err(
+            &field("purge_token"),
+            "must not be empty (omit it to disable purging)",
+        ));
+    }
+    if !(h.admin_prefix.starts_with('/')
+        && h.admin_prefix.ends_with('/')
+        && h.admin_prefix.len() > 1)
+    {
+        return Err(cx.err(
+            &field("admin_prefix"),
+            format!(
+                "invalid admin prefix {:?}: expected a path like \"/_tiercache/\"",
+                h.admin_prefix
+            ),
+        ));
+    }
+    let key_headers = header_names(&cx, h.key_headers, &field("key_headers"))?;
+    let mut rules = Vec::new();
+    for (i, r) in h.rule.into_iter().enumerate() {
+        let rpath = with(&field("rule"), Seg::Index(i));
+        let Some(prefix) = r.prefix else {
+            return Err(cx.err(
+                &rpath,
+                "a rule needs a `prefix` (a request path prefix such as \"/api/\")",
+            ));
+        };
+        if !prefix.starts_with('/') {
+            return Err(cx.err(
+                &with(&rpath, key("prefix")),
+                format!("invalid prefix {prefix:?}: must start with '/'"),
+            ));
+        }
+        for c in &r.bypass_cookies {
+            if c.is_empty() || c.contains([';', '=', ' ']) {
+                return Err(cx.err(
+                    &with(&rpath, key("bypass_cookies")),
+                    format!("invalid cookie name {c:?}"),
+                ));
+            }
+        }
+        rules.push(HttpRule {
+            prefix,
+            ttl: r.ttl.map(|d| d.0),
+            default_ttl: r.default_ttl.map(|d| d.0),
+            bypass: r.bypass,
+            bypass_headers: header_names(
+                &cx,
+                r.bypass_headers,
+                &with(&rpath, key("bypass_headers")),
+            )?,
+            bypass_cookies: r.bypass_cookies,
+        });
+    }
     let http_cache = HttpCacheConfig {
         listen: h.listen,
         upstream: h.upstream,
         tiers,
         default_ttl: h.default_ttl,
+        max_object_size: h.max_object_size,
+        coalesce_timeout: h.coalesce_timeout,
+        upstream_timeout: h.upstream_timeout,
+        stale_retention: h.stale_retention,
+        key_headers,
+        purge_token: h.purge_token,
+        admin_prefix: h.admin_prefix,
+        max_header_bytes: h.max_header_bytes,
+        rules,
     };
 
     if !stores.contains_key("main") && cx.refs.iter().any(|(n, _)| n == "main") {

@@ -405,3 +405,61 @@ fn dotted_keys_are_located_too() {
         "invalid address",
     );
 }
+
+#[test]
+fn http_cache_knobs() {
+    check(
+        "[http_cache]\nmax_object_size = \"big\"\n",
+        2,
+        "http_cache.max_object_size",
+        "invalid size",
+    );
+    check(
+        "[http_cache]\ncoalesce_timeout = \"0s\"\n",
+        2,
+        "http_cache.coalesce_timeout",
+        "more than zero",
+    );
+    check(
+        "[http_cache]\nkey_headers = [\"ok\", \"bad header\"]\n",
+        2,
+        "http_cache.key_headers[1]",
+        "invalid header field name",
+    );
+    check(
+        "[http_cache]\npurge_token = \"\"\n",
+        2,
+        "http_cache.purge_token",
+        "must not be empty",
+    );
+    check(
+        "[http_cache]\nadmin_prefix = \"admin\"\n",
+        2,
+        "http_cache.admin_prefix",
+        "invalid admin prefix",
+    );
+    check(
+        "[http_cache]\nupstream = \"http://x\"\n\n[[http_cache.rule]]\nprefix = \"/a/\"\n\n[[http_cache.rule]]\nprefix = \"b/\"\n",
+        8,
+        "http_cache.rule[1].prefix",
+        "must start with '/'",
+    );
+    check(
+        "[[http_cache.rule]]\nprefix = \"/a/\"\nttl = \"soon\"\n",
+        3,
+        "http_cache.rule[0].ttl",
+        "invalid duration",
+    );
+    check(
+        "[[http_cache.rule]]\nprefix = \"/a/\"\nbypas = true\n",
+        3,
+        "http_cache.rule[0].bypas",
+        "unknown field",
+    );
+    check(
+        "[[http_cache.rule]]\nprefix = \"/a/\"\nbypass_headers = [\"a b\"]\n",
+        3,
+        "http_cache.rule[0].bypass_headers[0]",
+        "invalid header field name",
+    );
+}

@@ -271,3 +271,69 @@ fn load_reads_a_file_and_names_it() {
         "{e}"
     );
 }
+
+#[test]
+fn http_cache_micro_cache_knobs() {
+    let c = ok(r#"
+[http_cache]
+upstream = "http://127.0.0.1:8080"
+default_ttl = "1s"
+max_object_size = "1MiB"
+coalesce_timeout = "2s"
+upstream_timeout = "5s"
+stale_retention = "1h"
+key_headers = ["Accept-Encoding"]
+purge_token = "t0ken"
+admin_prefix = "/_cache/"
+max_header_bytes = "32KiB"
+
+[[http_cache.rule]]
+prefix = "/api/"
+ttl = "5s"
+bypass_headers = ["X-Debug"]
+bypass_cookies = ["session"]
+
+[[http_cache.rule]]
+prefix = "/admin/"
+bypass = true
+"#);
+    let h = &c.http_cache;
+    assert_eq!(h.default_ttl(), Some(Duration::from_secs(1)));
+    assert_eq!(h.max_object_size, 1 << 20);
+    assert_eq!(h.coalesce_timeout, Duration::from_secs(2));
+    assert_eq!(h.upstream_timeout, Duration::from_secs(5));
+    assert_eq!(h.stale_retention, Duration::from_secs(3600));
+    assert_eq!(h.key_headers, ["accept-encoding"]);
+    assert_eq!(h.purge_token.as_deref(), Some("t0ken"));
+    assert_eq!(h.admin_prefix, "/_cache/");
+    assert_eq!(h.max_header_bytes, 32 << 10);
+    assert_eq!(
+        h.rules,
+        vec![
+            HttpRule {
+                prefix: "/api/".into(),
+                ttl: Some(Duration::from_secs(5)),
+                bypass_headers: vec!["x-debug".into()],
+                bypass_cookies: vec!["session".into()],
+                ..Default::default()
+            },
+            HttpRule {
+                prefix: "/admin/".into(),
+                bypass: true,
+                ..Default::default()
+            },
+        ]
+    );
+}
+
+#[test]
+fn http_cache_defaults() {
+    let h = ok("").http_cache;
+    assert_eq!(h.default_ttl(), None);
+    assert_eq!(h.max_object_size, 8 << 20);
+    assert_eq!(h.coalesce_timeout, Duration::from_secs(10));
+    assert_eq!(h.upstream_timeout, Duration::from_secs(30));
+    assert_eq!(h.purge_token, None);
+    assert_eq!(h.admin_prefix, "/_tiercache/");
+    assert!(h.rules.is_empty());
+}

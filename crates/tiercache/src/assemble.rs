@@ -336,6 +336,9 @@ pub fn check_supported(config: &Config) -> Result<(), AssembleError> {
     Ok(())
 }
 
+/// The engine namespace (key prefix) of the HTTP cache's stored responses.
+pub const HTTP_NAMESPACE: &str = "http:";
+
 /// Opens every store and namespace of `config` and starts the engine
 /// (replaying write-back journals under `data_dir`).
 pub async fn open_engine(config: &Config, data_dir: &Path) -> Result<Engine, AssembleError> {
@@ -353,6 +356,21 @@ pub async fn open_engine(config: &Config, data_dir: &Path) -> Result<Engine, Ass
             engine_ns = engine_ns.store(store);
         }
         builder = builder.namespace(engine_ns);
+    }
+    // `[http_cache] tiers`: stored responses get their own namespace (key
+    // prefix `http:`), write-back like the default, unless the file
+    // already defines one. Without `tiers` they live in `default`.
+    if let Some(tiers) = &config.http_cache.tiers {
+        if !config.namespaces.contains_key(HTTP_NAMESPACE) {
+            let mut ns = NamespaceConfig::new(HTTP_NAMESPACE, WriteMode::Back);
+            for (i, tier) in tiers.iter().enumerate() {
+                let store = stores
+                    .store_ref(tier, format!("http_cache.tiers[{i}]"))
+                    .await?;
+                ns = ns.store(store);
+            }
+            builder = builder.namespace(ns);
+        }
     }
     Ok(builder.build().await?)
 }

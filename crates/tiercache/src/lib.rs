@@ -13,6 +13,7 @@
 //! | [`stores`] | backends: SQLite, null |
 //! | [`server`] | the Redis-protocol (RESP) server |
 //! | [`config`] | TOML configuration with file/line/field errors |
+//! | [`http_cache`] | the RFC 9111 HTTP micro-cache (`tiercache proxy`) |
 //!
 //! # Example: a write-back cache over SQLite
 //!
@@ -56,11 +57,16 @@
 #![warn(missing_docs)]
 
 mod assemble;
+mod http;
 
-pub use assemble::{build_store, check_supported, open_engine, AssembleError, Assembler};
+pub use assemble::{
+    build_store, check_supported, open_engine, AssembleError, Assembler, HTTP_NAMESPACE,
+};
+pub use http::proxy_config;
 pub use tiercache_config as config;
 pub use tiercache_config::Config;
 pub use tiercache_engine as engine;
 pub use tiercache_engine::{Engine, Entry, NamespaceConfig, Store, WriteMode};
+pub use tiercache_http as http_cache;
 pub use tiercache_server as server;
 pub use tiercache_stores as stores;
