@@ -60,7 +60,9 @@ pub fn primary(
     key_headers: &[HeaderName],
     headers: &HeaderMap,
 ) -> Bytes {
-    let mut b = BytesMut::with_capacity(prefix.len() + host.len() + path_and_query.len() + 4 + 32 * key_headers.len());
+    let mut b = BytesMut::with_capacity(
+        prefix.len() + host.len() + path_and_query.len() + 4 + 32 * key_headers.len(),
+    );
     b.put_slice(prefix.as_bytes());
     put_host(&mut b, host);
     b.put_slice(path_and_query.as_bytes());
