@@ -46,7 +46,7 @@ pub async fn handle(cache: &Arc<HttpCache>, req: Request<Incoming>) -> Response<
         .to_ascii_lowercase();
     if req.method() == "PURGE" && !path.starts_with(prefix.as_str()) {
         if let Err(r) = authorize(cache, &req) {
-            return r;
+            return *r;
         }
         let pq = req
             .uri()
@@ -86,7 +86,7 @@ pub async fn handle(cache: &Arc<HttpCache>, req: Request<Incoming>) -> Response<
                 return r;
             }
             if let Err(r) = authorize(cache, &req) {
-                return r;
+                return *r;
             }
             let query = req.uri().query().unwrap_or("");
             let param = |name: &str| {
@@ -122,12 +122,12 @@ pub async fn handle(cache: &Arc<HttpCache>, req: Request<Incoming>) -> Response<
     }
 }
 
-fn authorize(cache: &HttpCache, req: &Request<Incoming>) -> Result<(), Response<ProxyBody>> {
+fn authorize(cache: &HttpCache, req: &Request<Incoming>) -> Result<(), Box<Response<ProxyBody>>> {
     let Some(token) = &cache.config().purge_token else {
-        return Err(text(
+        return Err(Box::new(text(
             StatusCode::FORBIDDEN,
             "purging is disabled: set http_cache.purge_token\n".into(),
-        ));
+        )));
     };
     let given = req
         .headers()
@@ -144,7 +144,7 @@ fn authorize(cache: &HttpCache, req: &Request<Incoming>) -> Result<(), Response<
     );
     r.headers_mut()
         .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-    Err(r)
+    Err(Box::new(r))
 }
 
 async fn purge(cache: &HttpCache, prefix: Bytes, what: &str) -> Response<ProxyBody> {

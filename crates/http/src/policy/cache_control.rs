@@ -202,15 +202,11 @@ impl ResponseDirectives {
                 "proxy-revalidate" => d.proxy_revalidate = true,
                 "must-understand" => d.must_understand = true,
                 "no-transform" => d.no_transform = true,
-                "stale-while-revalidate" => {
-                    if d.stale_while_revalidate.is_none() {
-                        d.stale_while_revalidate = value.as_deref().and_then(delta_seconds);
-                    }
+                "stale-while-revalidate" if d.stale_while_revalidate.is_none() => {
+                    d.stale_while_revalidate = value.as_deref().and_then(delta_seconds);
                 }
-                "stale-if-error" => {
-                    if d.stale_if_error.is_none() {
-                        d.stale_if_error = value.as_deref().and_then(delta_seconds);
-                    }
+                "stale-if-error" if d.stale_if_error.is_none() => {
+                    d.stale_if_error = value.as_deref().and_then(delta_seconds);
                 }
                 _ => {}
             }
