@@ -54,7 +54,9 @@ impl Store for Remote {
 }
 
 fn keys() -> Vec<Bytes> {
-    (0..KEYS).map(|i| Bytes::from(format!("station:{i:08}"))).collect()
+    (0..KEYS)
+        .map(|i| Bytes::from(format!("station:{i:08}")))
+        .collect()
 }
 
 fn entries() -> Vec<(Bytes, Entry)> {
@@ -119,8 +121,12 @@ fn fanout(c: &mut Criterion) {
             .map(|_| {
                 let id = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 Arc::new(
-                    SqliteStore::open(&format!("b{id}"), &dir.path().join(format!("{id}.db")), "kv")
-                        .unwrap(),
+                    SqliteStore::open(
+                        &format!("b{id}"),
+                        &dir.path().join(format!("{id}.db")),
+                        "kv",
+                    )
+                    .unwrap(),
                 ) as Arc<dyn Store>
             })
             .collect()

@@ -12,7 +12,7 @@
 //! - Backends
 //!   - [`sqlite`]: [`SqliteStore`], one table of an SQLite file in WAL mode;
 //!     the embedded default system of record.
-//!   - [`file`]: [`FileStore`], Scribe's file store: an append-only,
+//!   - [`file`](mod@file): [`FileStore`], Scribe's file store: an append-only,
 //!     rotated, CRC-checked log of sets and deletes with an in-memory index,
 //!     readable as a store and replayable in order.
 //!   - [`null`]: [`NullStore`], which keeps nothing.
