@@ -40,6 +40,9 @@ use std::ops::Bound;
 use std::sync::Arc;
 use tiercache_engine::{Entry, KeyStats, Mutation, Store, StoreError};
 
+/// Per bucket: input positions and the items at them.
+type Groups<T> = Vec<(Vec<usize>, Vec<T>)>;
+
 /// How a [`BucketStore`] maps a key to a bucket.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum BucketHash {
@@ -174,7 +177,7 @@ impl BucketStore {
         &self,
         items: &[T],
         key: impl Fn(&T) -> &[u8],
-    ) -> Result<Vec<(Vec<usize>, Vec<T>)>, StoreError> {
+    ) -> Result<Groups<T>, StoreError> {
         let mut groups = vec![(Vec::new(), Vec::new()); self.buckets.len()];
         for (i, item) in items.iter().enumerate() {
             let g = &mut groups[self.bucket_of(key(item))?];

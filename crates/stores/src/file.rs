@@ -624,7 +624,7 @@ impl Store for FileStore {
                         value_len,
                         expires_at,
                         flags,
-                    }) if !expires_at.is_some_and(|t| t <= now) => {
+                    }) if !matches!(expires_at, Some(t) if t <= now) => {
                         let file = index.segments.get(&segment)?.0.clone();
                         Some((file, value_at, value_len, expires_at, flags))
                     }

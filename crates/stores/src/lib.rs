@@ -31,7 +31,7 @@
 //!     consistent hash, spoken to in pipelined meta commands; cannot list
 //!     keys.
 //!   - [`network`]: [`NetworkStore`], another tiercache server over RESP.
-//!   - [`file`]: [`FileStore`], Scribe's file store: an append-only,
+//!   - [`file`](mod@file): [`FileStore`], Scribe's file store: an append-only,
 //!     rotated, CRC-checked log of sets and deletes with an in-memory index,
 //!     readable as a store and replayable in order.
 //!   - [`null`]: [`NullStore`], which keeps nothing.

@@ -330,7 +330,7 @@ impl Inner {
                 "diverged (its backlog overflowed); it needs a resync and gets no writes",
             ));
         }
-        if !q.ops.is_empty() && q.next_retry.map_or(true, |t| Instant::now() >= t) {
+        if !q.ops.is_empty() && !matches!(q.next_retry, Some(t) if Instant::now() < t) {
             self.drain(c, &mut q).await;
         }
         if q.ops.is_empty() {
@@ -465,7 +465,7 @@ async fn catch_up_loop(inner: Weak<Inner>, wake: Arc<Notify>) {
                     continue;
                 }
                 let mut q = c.queue.lock().await;
-                if q.next_retry.map_or(true, |t| Instant::now() >= t) {
+                if !matches!(q.next_retry, Some(t) if Instant::now() < t) {
                     inner.drain(c, &mut q).await;
                 }
                 if let Some(t) = q.next_retry {

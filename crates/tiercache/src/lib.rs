@@ -10,7 +10,7 @@
 //! | crate | concern |
 //! | --- | --- |
 //! | [`engine`] | memory tier, `Store` trait, namespaces, write modes, write-back journal |
-//! | [`stores`] | backends: SQLite, null |
+//! | [`stores`] | backends (SQLite, file, null) and the buffer, bucket and multi combinators |
 //! | [`server`] | the Redis-protocol (RESP) server |
 //! | [`config`] | TOML configuration with file/line/field errors |
 //! | [`http_cache`] | the RFC 9111 HTTP micro-cache (`tiercache proxy`) |
