@@ -11,7 +11,7 @@
 //! Map:
 //! - [`sqlite`]: [`SqliteStore`], one table of an SQLite file in WAL mode; the
 //!   embedded default system of record.
-//! - [`redis`](crate::redis): [`RedisStore`], entries as Redis strings on one
+//! - [`redis`]: [`RedisStore`], entries as Redis strings on one
 //!   server (TCP or unix socket) or a Redis Cluster; batches as `MULTI`/`EXEC`
 //!   pipelines (per slot on a cluster).
 //! - [`memcached`]: [`MemcachedStore`], memcached servers behind a
