@@ -1,4 +1,4 @@
-//! How an [`Entry`] is laid out in a Redis string, and which cluster slot a
+//! How an [`Entry`](tiercache_engine::Entry) is laid out in a Redis string, and which cluster slot a
 //! key lives in.
 //!
 //! An entry is one Redis string key holding the value, with the expiry as

@@ -97,6 +97,9 @@ struct ClusterLazy {
     slots: parking_lot::RwLock<Option<Arc<SlotMap>>>,
 }
 
+/// A slot and the indices of the batch's items in it.
+type SlotGroup = (u16, Vec<usize>);
+
 /// `(first slot, last slot, master)`, sorted by first slot.
 struct SlotMap(Vec<(u16, u16, (String, u16))>);
 
@@ -333,8 +336,8 @@ impl RespCore {
         build: &impl Fn(&mut Pipeline, &[&'a T]),
     ) -> Result<Vec<(Vec<usize>, Vec<Value>)>, RedisError> {
         let map = self.slot_map(cluster, conn).await?;
-        let mut by_master: BTreeMap<(String, u16), Vec<(u16, Vec<usize>)>> = BTreeMap::new();
-        let mut redo: Vec<(u16, Vec<usize>)> = Vec::new();
+        let mut by_master: BTreeMap<(String, u16), Vec<SlotGroup>> = BTreeMap::new();
+        let mut redo: Vec<SlotGroup> = Vec::new();
         for (slot, indices) in by_slot {
             match map.master(slot) {
                 Some(m) => by_master
