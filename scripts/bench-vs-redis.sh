@@ -8,6 +8,11 @@
 # Needs redis-server and redis-benchmark (Debian: redis-server, redis-tools)
 # and a release build (cargo build --release -p tiercache). Prints a
 # Markdown table; ratios are tiercache / redis-server in the same run.
+#
+# TIERCACHE_CONFIG=FILE runs tiercache with that config (e.g.
+# scripts/pure-cache.toml: memory tier only, no store, like a server with
+# persistence off); by default it runs the durable default (write-back to
+# SQLite).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,7 +29,9 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 tc_port=$(free_port)
 redis_port=$(free_port)
 
-taskset -c 0 "$bin" serve --data-dir "$work/tc" --resp "127.0.0.1:$tc_port" \
+config_args=()
+[ -n "${TIERCACHE_CONFIG:-}" ] && config_args=(--config "$TIERCACHE_CONFIG")
+taskset -c 0 "$bin" serve "${config_args[@]}" --data-dir "$work/tc" --resp "127.0.0.1:$tc_port" \
   --memcache off --admin off 2>"$work/tiercache.log" &
 tc_pid=$!
 taskset -c 0 redis-server --port "$redis_port" --bind 127.0.0.1 --save '' \

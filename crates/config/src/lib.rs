@@ -11,7 +11,9 @@
 //! listen addresses (`"host:port"`, `"unix:/path"`, `"off"`); enum values
 //! (`write`, `fsync`, `hash`, ...); store references (a name must match a
 //! `[store.NAME]`) and cycles among named stores; namespace names; ranges
-//! (`flush_batch ≥ 1`, `pool_size ≥ 1`, non-empty `buckets`/`stores`).
+//! (`flush_batch ≥ 1`, `pool_size ≥ 1`, non-empty `buckets`/`stores`); a
+//! buffer's `secondary` is a `file` store (the only store that replays its
+//! writes, deletes included, in order) used by that buffer alone.
 //!
 //! Defaults follow the product SPEC: with no file (or an empty one) there is
 //! one namespace, `default`, with `tiers = ["main"]` and write mode `back`,
@@ -75,7 +77,7 @@ use std::path::{Path, PathBuf};
 
 pub use error::ConfigError;
 pub use model::{
-    BucketHash, BucketStore, BufferStore, Config, FileStore, FsyncMode, HttpCacheConfig,
+    BucketHash, BucketStore, BufferStore, Config, FileStore, FsyncMode, HttpCacheConfig, HttpRule,
     MemcachedStore, MemoryConfig, MultiStore, NamespaceConfig, NetworkStore, NullStore, RedisStore,
     RedisTarget, ReportSuccess, RotatePeriod, ServerConfig, SqlStore, SqliteStore, StoreConfig,
     StoreRef, WriteMode,

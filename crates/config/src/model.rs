@@ -422,6 +422,33 @@ pub struct HttpCacheConfig {
     /// TTL for responses without freshness information; zero (the default)
     /// = pure RFC 9111 behaviour.
     pub default_ttl: Duration,
+    /// Responses larger than this are forwarded, not stored; default 8 MiB.
+    pub max_object_size: u64,
+    /// How long a request waits for another request's fetch of the same key
+    /// before it gets a stale response (when allowed) or `504`; default 10 s.
+    pub coalesce_timeout: Duration,
+    /// How long the origin may take to answer; default 30 s.
+    pub upstream_timeout: Duration,
+    /// How long a stale response with a validator is kept for conditional
+    /// revalidation; default 10 min.
+    pub stale_retention: Duration,
+    /// Request header fields added to the cache key (lower-cased).
+    pub key_headers: Vec<String>,
+    /// Bearer token for purge requests; `None` (the default) disables purging.
+    pub purge_token: Option<String>,
+    /// Path prefix of the admin endpoints; default `/_tiercache/`.
+    pub admin_prefix: String,
+    /// Largest request head accepted from a client; default 64 KiB.
+    pub max_header_bytes: u64,
+    /// `[[http_cache.rule]]`, in file order.
+    pub rules: Vec<HttpRule>,
+}
+
+impl HttpCacheConfig {
+    /// The default TTL, `None` when zero (RFC 9111 behaviour).
+    pub fn default_ttl(&self) -> Option<Duration> {
+        (!self.default_ttl.is_zero()).then_some(self.default_ttl)
+    }
 }
 
 impl Default for HttpCacheConfig {
@@ -431,6 +458,33 @@ impl Default for HttpCacheConfig {
             upstream: None,
             tiers: None,
             default_ttl: Duration::ZERO,
+            max_object_size: 8 << 20,
+            coalesce_timeout: Duration::from_secs(10),
+            upstream_timeout: Duration::from_secs(30),
+            stale_retention: Duration::from_secs(600),
+            key_headers: Vec::new(),
+            purge_token: None,
+            admin_prefix: "/_tiercache/".into(),
+            max_header_bytes: 64 << 10,
+            rules: Vec::new(),
         }
     }
+}
+
+/// `[[http_cache.rule]]`: settings for request paths under `prefix` (the
+/// longest matching prefix wins).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct HttpRule {
+    /// Path prefix, starting with `/`.
+    pub prefix: String,
+    /// Overrides the freshness lifetime of storable responses.
+    pub ttl: Option<Duration>,
+    /// Freshness lifetime for responses without freshness information.
+    pub default_ttl: Option<Duration>,
+    /// Never use the cache under this prefix.
+    pub bypass: bool,
+    /// Bypass the cache when the request has any of these header fields.
+    pub bypass_headers: Vec<String>,
+    /// Bypass the cache when the request has any of these cookies.
+    pub bypass_cookies: Vec<String>,
 }

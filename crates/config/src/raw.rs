@@ -28,12 +28,14 @@ pub(crate) struct RawConfig {
 #[serde(default, deny_unknown_fields)]
 pub(crate) struct RawNamespace {
     pub tiers: Option<Vec<RawStoreRef>>,
+    #[serde(deserialize_with = "units::de_enum")]
     pub write: WriteMode,
     #[serde(deserialize_with = "units::de_duration")]
     pub flush_interval: Duration,
     pub flush_batch: usize,
     #[serde(deserialize_with = "units::de_duration")]
     pub ttl: Duration,
+    #[serde(deserialize_with = "units::de_enum")]
     pub fsync: FsyncMode,
 }
 
@@ -59,6 +61,20 @@ pub(crate) struct RawHttpCache {
     pub tiers: Option<Vec<RawStoreRef>>,
     #[serde(deserialize_with = "units::de_duration")]
     pub default_ttl: Duration,
+    #[serde(deserialize_with = "units::de_size")]
+    pub max_object_size: u64,
+    #[serde(deserialize_with = "units::de_duration")]
+    pub coalesce_timeout: Duration,
+    #[serde(deserialize_with = "units::de_duration")]
+    pub upstream_timeout: Duration,
+    #[serde(deserialize_with = "units::de_duration")]
+    pub stale_retention: Duration,
+    pub key_headers: Vec<String>,
+    pub purge_token: Option<String>,
+    pub admin_prefix: String,
+    #[serde(deserialize_with = "units::de_size")]
+    pub max_header_bytes: u64,
+    pub rule: Vec<RawHttpRule>,
 }
 
 impl Default for RawHttpCache {
@@ -69,8 +85,29 @@ impl Default for RawHttpCache {
             upstream: None,
             tiers: None,
             default_ttl: d.default_ttl,
+            max_object_size: d.max_object_size,
+            coalesce_timeout: d.coalesce_timeout,
+            upstream_timeout: d.upstream_timeout,
+            stale_retention: d.stale_retention,
+            key_headers: Vec::new(),
+            purge_token: None,
+            admin_prefix: d.admin_prefix,
+            max_header_bytes: d.max_header_bytes,
+            rule: Vec::new(),
         }
     }
+}
+
+/// `[[http_cache.rule]]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub(crate) struct RawHttpRule {
+    pub prefix: Option<String>,
+    pub ttl: Option<Dur>,
+    pub default_ttl: Option<Dur>,
+    pub bypass: bool,
+    pub bypass_headers: Vec<String>,
+    pub bypass_cookies: Vec<String>,
 }
 
 #[derive(Debug)]
@@ -100,7 +137,8 @@ impl<'de> Deserialize<'de> for RawStoreRef {
     }
 }
 
-struct Dur(Duration);
+#[derive(Debug)]
+pub(crate) struct Dur(pub Duration);
 
 impl<'de> Deserialize<'de> for Dur {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -170,7 +208,7 @@ impl<'de> Visitor<'de> for RawStoreVisitor {
                 "pool_size" => s.pool_size = Some(map.next_value()?),
                 "servers" => s.servers = Some(map.next_value()?),
                 "base_filename" => s.base_filename = Some(map.next_value()?),
-                "rotate_period" => s.rotate_period = Some(map.next_value()?),
+                "rotate_period" => s.rotate_period = Some(map.next_value::<units::EnumStr<_>>()?.0),
                 "max_size" => s.max_size = Some(map.next_value::<Size>()?.0),
                 "primary" => s.primary = Some(map.next_value()?),
                 "secondary" => s.secondary = Some(map.next_value()?),
@@ -178,10 +216,12 @@ impl<'de> Visitor<'de> for RawStoreVisitor {
                 "retry_interval" => s.retry_interval = Some(map.next_value::<Dur>()?.0),
                 "retry_interval_range" => s.retry_interval_range = Some(map.next_value::<Dur>()?.0),
                 "buckets" => s.buckets = Some(map.next_value()?),
-                "hash" => s.hash = Some(map.next_value()?),
+                "hash" => s.hash = Some(map.next_value::<units::EnumStr<_>>()?.0),
                 "delimiter" => s.delimiter = Some(map.next_value()?),
                 "stores" => s.stores = Some(map.next_value()?),
-                "report_success" => s.report_success = Some(map.next_value()?),
+                "report_success" => {
+                    s.report_success = Some(map.next_value::<units::EnumStr<_>>()?.0)
+                }
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }

@@ -198,6 +198,36 @@ impl<'de> Deserialize<'de> for ListenAddr {
     }
 }
 
+/// Deserializes a string-valued enum (`write = "back"`), so that a value
+/// of another type says "invalid type: integer `3`, expected a string"
+/// rather than the TOML parser's "wanted string or table".
+pub(crate) fn de_enum<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    struct V<T>(std::marker::PhantomData<T>);
+    impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+        type Value = T;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a string")
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<T, E> {
+            T::deserialize(de::value::StrDeserializer::<E>::new(v))
+        }
+    }
+    d.deserialize_any(V(std::marker::PhantomData))
+}
+
+/// A value read with [`de_enum`].
+pub(crate) struct EnumStr<T>(pub T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for EnumStr<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        de_enum(d).map(EnumStr)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

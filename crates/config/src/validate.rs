@@ -53,6 +53,9 @@ struct Ctx<'a> {
     known: BTreeSet<String>,
     /// Named references made, with where they were made.
     refs: Vec<(String, Vec<Seg>)>,
+    /// Buffer secondaries given by name, with where (checked once every
+    /// store is known).
+    named_secondaries: Vec<(String, Vec<Seg>)>,
 }
 
 type Res<T> = Result<T, ConfigError>;
@@ -210,9 +213,16 @@ impl Ctx<'_> {
             "buffer" => {
                 let primary = self.required(s.primary, path, &ty, "primary")?;
                 let secondary = self.required(s.secondary, path, &ty, "secondary")?;
+                let primary = self.store_ref(primary, with(path, key("primary")))?;
+                let at = with(path, key("secondary"));
+                let secondary = self.store_ref(secondary, at.clone())?;
+                match &secondary {
+                    StoreRef::Named(n) => self.named_secondaries.push((n.clone(), at)),
+                    StoreRef::Inline(c) => self.secondary_is_a_log(c, &at)?,
+                }
                 StoreConfig::Buffer(BufferStore {
-                    primary: self.store_ref(primary, with(path, key("primary")))?,
-                    secondary: self.store_ref(secondary, with(path, key("secondary")))?,
+                    primary,
+                    secondary,
                     max_queue_length: s.max_queue_length.unwrap_or(2_000_000),
                     retry_interval: s
                         .retry_interval
@@ -243,6 +253,22 @@ impl Ctx<'_> {
                 })
             }
         })
+    }
+}
+
+impl Ctx<'_> {
+    /// A buffer's secondary must replay its writes in order: a `file` store.
+    fn secondary_is_a_log(&self, store: &StoreConfig, at: &[Seg]) -> Res<()> {
+        if matches!(store, StoreConfig::File(_)) {
+            return Ok(());
+        }
+        Err(self.err(
+            at,
+            format!(
+                "a buffer's secondary must be a `file` store, which keeps its writes (deletes too) in order so they can be replayed to the primary; `{}` cannot",
+                store.type_name()
+            ),
+        ))
     }
 }
 
@@ -290,6 +316,24 @@ fn find_cycle(
     None
 }
 
+/// Lower-cases header field names and checks they are tokens (RFC 9110 §5.1).
+fn header_names(cx: &Ctx<'_>, names: Vec<String>, path: &[Seg]) -> Res<Vec<String>> {
+    names
+        .into_iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let tchar = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+            if n.is_empty() || !n.chars().all(tchar) {
+                return Err(cx.err(
+                    &with(path, Seg::Index(i)),
+                    format!("invalid header field name {n:?}"),
+                ));
+            }
+            Ok(n.to_ascii_lowercase())
+        })
+        .collect()
+}
+
 /// Validates the raw file and fills in defaults.
 pub(crate) fn validate(raw: RawConfig, file: &str, text: &str) -> Res<Config> {
     let mut known: BTreeSet<String> = raw.store.keys().cloned().collect();
@@ -299,6 +343,7 @@ pub(crate) fn validate(raw: RawConfig, file: &str, text: &str) -> Res<Config> {
         text,
         known,
         refs: Vec::new(),
+        named_secondaries: Vec::new(),
     };
 
     if raw.server.max_clients == 0 {
@@ -378,15 +423,114 @@ pub(crate) fn validate(raw: RawConfig, file: &str, text: &str) -> Res<Config> {
         Some(t) => Some(cx.refs(t, &hpath, "tiers")?),
         None => None,
     };
+    let field = |f: &str| with(&hpath, key(f));
+    if h.max_object_size == 0 {
+        return Err(cx.err(&field("max_object_size"), "must be at least 1 byte"));
+    }
+    if h.max_header_bytes < 1024 {
+        return Err(cx.err(&field("max_header_bytes"), "must be at least 1KiB"));
+    }
+    for name in ["coalesce_timeout", "upstream_timeout"] {
+        let v = if name == "coalesce_timeout" {
+            h.coalesce_timeout
+        } else {
+            h.upstream_timeout
+        };
+        if v.is_zero() {
+            return Err(cx.err(&field(name), "must be more than zero"));
+        }
+    }
+    if h.purge_token.as_deref() == Some("") {
+        return Err(cx.err(
+            &field("purge_token"),
+            "must not be empty (omit it to disable purging)",
+        ));
+    }
+    if !(h.admin_prefix.starts_with('/')
+        && h.admin_prefix.ends_with('/')
+        && h.admin_prefix.len() > 1)
+    {
+        return Err(cx.err(
+            &field("admin_prefix"),
+            format!(
+                "invalid admin prefix {:?}: expected a path like \"/_tiercache/\"",
+                h.admin_prefix
+            ),
+        ));
+    }
+    let key_headers = header_names(&cx, h.key_headers, &field("key_headers"))?;
+    let mut rules = Vec::new();
+    for (i, r) in h.rule.into_iter().enumerate() {
+        let rpath = with(&field("rule"), Seg::Index(i));
+        let Some(prefix) = r.prefix else {
+            return Err(cx.err(
+                &rpath,
+                "a rule needs a `prefix` (a request path prefix such as \"/api/\")",
+            ));
+        };
+        if !prefix.starts_with('/') {
+            return Err(cx.err(
+                &with(&rpath, key("prefix")),
+                format!("invalid prefix {prefix:?}: must start with '/'"),
+            ));
+        }
+        for c in &r.bypass_cookies {
+            if c.is_empty() || c.contains([';', '=', ' ']) {
+                return Err(cx.err(
+                    &with(&rpath, key("bypass_cookies")),
+                    format!("invalid cookie name {c:?}"),
+                ));
+            }
+        }
+        rules.push(HttpRule {
+            prefix,
+            ttl: r.ttl.map(|d| d.0),
+            default_ttl: r.default_ttl.map(|d| d.0),
+            bypass: r.bypass,
+            bypass_headers: header_names(
+                &cx,
+                r.bypass_headers,
+                &with(&rpath, key("bypass_headers")),
+            )?,
+            bypass_cookies: r.bypass_cookies,
+        });
+    }
     let http_cache = HttpCacheConfig {
         listen: h.listen,
         upstream: h.upstream,
         tiers,
         default_ttl: h.default_ttl,
+        max_object_size: h.max_object_size,
+        coalesce_timeout: h.coalesce_timeout,
+        upstream_timeout: h.upstream_timeout,
+        stale_retention: h.stale_retention,
+        key_headers,
+        purge_token: h.purge_token,
+        admin_prefix: h.admin_prefix,
+        max_header_bytes: h.max_header_bytes,
+        rules,
     };
 
     if !stores.contains_key("main") && cx.refs.iter().any(|(n, _)| n == "main") {
         stores.insert("main".to_owned(), crate::default_main_store());
+    }
+
+    // A named secondary is a file store used by that buffer alone: another
+    // user (a tier, a second buffer) would see or replay its writes.
+    for (name, at) in &cx.named_secondaries {
+        let store = stores
+            .get(name)
+            .expect("references were resolved against the defined stores");
+        cx.secondary_is_a_log(store, at)?;
+        let uses = cx.refs.iter().filter(|(n, _)| n == name).count();
+        if uses > 1 {
+            return Err(cx.err(
+                at,
+                format!(
+                    "store '{name}' is a buffer's secondary and is used {uses} times; a secondary must be used by its buffer alone"
+                ),
+            ));
+        }
     }
 
     Ok(Config {

@@ -121,7 +121,7 @@ fn unknown_store_name() {
 #[test]
 fn cycles() {
     check(
-        "[store.a]\ntype = \"buffer\"\nprimary = \"a\"\nsecondary = { type = \"null\" }\n",
+        "[store.a]\ntype = \"buffer\"\nprimary = \"a\"\nsecondary = { type = \"file\", path = \"spool\" }\n",
         3,
         "store.a.primary",
         "store cycle: a -> a",
@@ -131,6 +131,84 @@ fn cycles() {
         6,
         "store.b.buckets[0].stores[0]",
         "store cycle: a -> b -> a",
+    );
+}
+
+#[test]
+fn enum_fields_of_the_wrong_type_say_so() {
+    check(
+        "[namespace.default]\nwrite = 3\n",
+        2,
+        "namespace.default.write",
+        "invalid type: integer `3`, expected a string",
+    );
+    check(
+        "[store.m]\ntype = \"multi\"\nstores = [\"main\"]\nreport_success = true\n",
+        4,
+        "store.m.report_success",
+        "invalid type: boolean `true`, expected a string",
+    );
+    check(
+        "[store.b]\ntype = \"bucket\"\nbuckets = [\"main\"]\nhash = \"crc\"\n",
+        4,
+        "store.b.hash",
+        "unknown variant `crc`, expected `key_hash` or `key_modulo`",
+    );
+}
+
+#[test]
+fn cycle_through_a_bucket() {
+    // a -> bucket[b] -> a, the closing reference named.
+    check(
+        "[store.a]\ntype = \"bucket\"\nbuckets = [\"b\", { type = \"null\" }]\n\n[store.b]\ntype = \"multi\"\nstores = [{ type = \"null\" }, \"a\"]\n",
+        7,
+        "store.b.stores[1]",
+        "store cycle: a -> b -> a",
+    );
+}
+
+#[test]
+fn nested_inline_stores_are_checked_like_top_level_ones() {
+    check(
+        "[store.s]\ntype = \"bucket\"\nbuckets = [\n  { type = \"sqlite\", path = \"a.db\" },\n  { type = \"sqlite\", path = \"b.db\", colour = \"red\" },\n]\n",
+        5,
+        "store.s.buckets[1].colour",
+        "unknown field `colour` for store type `sqlite`",
+    );
+    check(
+        "[store.s]\ntype = \"buffer\"\nprimary = { type = \"multi\", stores = [{ type = \"sqlite\", path = 3 }] }\nsecondary = { type = \"file\", path = \"spool\" }\n",
+        3,
+        "store.s.primary.stores[0].path",
+        "invalid type: integer `3`, expected a string",
+    );
+    check(
+        "[store.s]\ntype = \"buffer\"\nprimary = { type = \"null\" }\nsecondary = { type = \"file\", path = \"spool\", max_size = \"lots\" }\n",
+        4,
+        "store.s.secondary.max_size",
+        "lots",
+    );
+}
+
+#[test]
+fn a_buffer_secondary_must_be_an_unshared_file_store() {
+    let s = check(
+        "[store.s]\ntype = \"buffer\"\nprimary = { type = \"null\" }\nsecondary = { type = \"sqlite\", path = \"q.db\" }\n",
+        4,
+        "store.s.secondary",
+        "a buffer's secondary must be a `file` store",
+    );
+    assert!(s.contains("`sqlite` cannot"), "{s}");
+    check(
+        "[store.q]\ntype = \"null\"\n\n[store.s]\ntype = \"buffer\"\nprimary = \"main\"\nsecondary = \"q\"\n",
+        7,
+        "store.s.secondary",
+        "`null` cannot",
+    );
+    check(
+        "[namespace.default]\ntiers = [\"s\"]\n[namespace.\"x:\"]\ntiers = [\"q\"]\n\n[store.q]\ntype = \"file\"\npath = \"spool\"\n\n[store.s]\ntype = \"buffer\"\nprimary = \"main\"\nsecondary = \"q\"\n",
+        13,
+        "store.s.secondary",
+        "store 'q' is a buffer's secondary and is used 2 times",
     );
 }
 
@@ -325,5 +403,63 @@ fn dotted_keys_are_located_too() {
         1,
         "server.resp",
         "invalid address",
+    );
+}
+
+#[test]
+fn http_cache_knobs() {
+    check(
+        "[http_cache]\nmax_object_size = \"big\"\n",
+        2,
+        "http_cache.max_object_size",
+        "invalid size",
+    );
+    check(
+        "[http_cache]\ncoalesce_timeout = \"0s\"\n",
+        2,
+        "http_cache.coalesce_timeout",
+        "more than zero",
+    );
+    check(
+        "[http_cache]\nkey_headers = [\"ok\", \"bad header\"]\n",
+        2,
+        "http_cache.key_headers[1]",
+        "invalid header field name",
+    );
+    check(
+        "[http_cache]\npurge_token = \"\"\n",
+        2,
+        "http_cache.purge_token",
+        "must not be empty",
+    );
+    check(
+        "[http_cache]\nadmin_prefix = \"admin\"\n",
+        2,
+        "http_cache.admin_prefix",
+        "invalid admin prefix",
+    );
+    check(
+        "[http_cache]\nupstream = \"http://x\"\n\n[[http_cache.rule]]\nprefix = \"/a/\"\n\n[[http_cache.rule]]\nprefix = \"b/\"\n",
+        8,
+        "http_cache.rule[1].prefix",
+        "must start with '/'",
+    );
+    check(
+        "[[http_cache.rule]]\nprefix = \"/a/\"\nttl = \"soon\"\n",
+        3,
+        "http_cache.rule[0].ttl",
+        "invalid duration",
+    );
+    check(
+        "[[http_cache.rule]]\nprefix = \"/a/\"\nbypas = true\n",
+        3,
+        "http_cache.rule[0].bypas",
+        "unknown field",
+    );
+    check(
+        "[[http_cache.rule]]\nprefix = \"/a/\"\nbypass_headers = [\"a b\"]\n",
+        3,
+        "http_cache.rule[0].bypass_headers[0]",
+        "invalid header field name",
     );
 }

@@ -166,8 +166,8 @@ fn named_and_inline_refs() {
 tiers = ["front", { type = "null", timeout = "250ms" }]
 [store.front]
 type = "buffer"
-primary = "a"
-secondary = { type = "multi", report_success = "any", stores = ["a", { type = "memcached", servers = ["m:11211"] }] }
+primary = { type = "multi", report_success = "any", stores = ["a", { type = "memcached", servers = ["m:11211"] }] }
+secondary = { type = "file", path = "spool" }
 max_queue_length = 5
 [store.a]
 type = "bucket"
@@ -184,10 +184,10 @@ buckets = [{ type = "mysql", url = "mysql://u:p@h:3306/db", table = "t" }]
     let Some(StoreConfig::Buffer(b)) = c.resolve(&tiers[0]) else {
         panic!()
     };
-    assert_eq!(b.primary, StoreRef::Named("a".into()));
+    assert!(matches!(&b.secondary, StoreRef::Inline(f) if matches!(**f, StoreConfig::File(_))));
     assert_eq!(b.max_queue_length, 5);
     assert_eq!(b.retry_interval, Duration::from_secs(300));
-    let StoreRef::Inline(m) = &b.secondary else {
+    let StoreRef::Inline(m) = &b.primary else {
         panic!()
     };
     let StoreConfig::Multi(m) = &**m else {
@@ -270,4 +270,70 @@ fn load_reads_a_file_and_names_it() {
             .starts_with(&format!("{}: cannot read", missing.display())),
         "{e}"
     );
+}
+
+#[test]
+fn http_cache_micro_cache_knobs() {
+    let c = ok(r#"
+[http_cache]
+upstream = "http://127.0.0.1:8080"
+default_ttl = "1s"
+max_object_size = "1MiB"
+coalesce_timeout = "2s"
+upstream_timeout = "5s"
+stale_retention = "1h"
+key_headers = ["Accept-Encoding"]
+purge_token = "t0ken"
+admin_prefix = "/_cache/"
+max_header_bytes = "32KiB"
+
+[[http_cache.rule]]
+prefix = "/api/"
+ttl = "5s"
+bypass_headers = ["X-Debug"]
+bypass_cookies = ["session"]
+
+[[http_cache.rule]]
+prefix = "/admin/"
+bypass = true
+"#);
+    let h = &c.http_cache;
+    assert_eq!(h.default_ttl(), Some(Duration::from_secs(1)));
+    assert_eq!(h.max_object_size, 1 << 20);
+    assert_eq!(h.coalesce_timeout, Duration::from_secs(2));
+    assert_eq!(h.upstream_timeout, Duration::from_secs(5));
+    assert_eq!(h.stale_retention, Duration::from_secs(3600));
+    assert_eq!(h.key_headers, ["accept-encoding"]);
+    assert_eq!(h.purge_token.as_deref(), Some("t0ken"));
+    assert_eq!(h.admin_prefix, "/_cache/");
+    assert_eq!(h.max_header_bytes, 32 << 10);
+    assert_eq!(
+        h.rules,
+        vec![
+            HttpRule {
+                prefix: "/api/".into(),
+                ttl: Some(Duration::from_secs(5)),
+                bypass_headers: vec!["x-debug".into()],
+                bypass_cookies: vec!["session".into()],
+                ..Default::default()
+            },
+            HttpRule {
+                prefix: "/admin/".into(),
+                bypass: true,
+                ..Default::default()
+            },
+        ]
+    );
+}
+
+#[test]
+fn http_cache_defaults() {
+    let h = ok("").http_cache;
+    assert_eq!(h.default_ttl(), None);
+    assert_eq!(h.max_object_size, 8 << 20);
+    assert_eq!(h.coalesce_timeout, Duration::from_secs(10));
+    assert_eq!(h.upstream_timeout, Duration::from_secs(30));
+    assert_eq!(h.purge_token, None);
+    assert_eq!(h.admin_prefix, "/_tiercache/");
+    assert!(h.rules.is_empty());
 }

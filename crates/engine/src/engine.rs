@@ -27,7 +27,7 @@ mod keyspace;
 mod update;
 
 pub use keyspace::KeyPage;
-pub use update::Update;
+pub use update::{MoveOutcome, Update};
 
 /// What `SET` does with the key's expiry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -850,14 +850,13 @@ impl Session<'_> {
                 old,
             });
         }
-        let now = now_ms();
         let op = match opts.expiry {
             SetExpiry::Default => Some(core.with_default_ttl(&key, Entry::new(value))),
             SetExpiry::Keep => Some(Entry::with_expiry(
                 value,
                 old.as_ref().and_then(|e| e.expires_at),
             )),
-            SetExpiry::At(t) if t <= now => None, // already expired: the key is gone
+            SetExpiry::At(t) if t <= now_ms() => None, // already expired: the key is gone
             SetExpiry::At(t) => Some(Entry::with_expiry(value, Some(t))),
         };
         core.write_many(vec![(key, op)], &mut self.commit_through)

@@ -56,8 +56,8 @@ pub mod testing;
 mod writeback;
 
 pub use engine::{
-    Engine, EngineBuilder, EngineStats, KeyPage, Session, SetCondition, SetExpiry, SetOptions,
-    SetOutcome, Update,
+    Engine, EngineBuilder, EngineStats, KeyPage, MoveOutcome, Session, SetCondition, SetExpiry,
+    SetOptions, SetOutcome, Update,
 };
 pub use entry::{now_ms, Entry};
 pub use error::{EngineError, Result};

@@ -103,7 +103,6 @@ impl WriteBack {
             flushes: AtomicU64::new(0),
             flush_errors: AtomicU64::new(0),
         };
-        let now = now_ms();
         let replayed = replay.records.len();
         for record in replay.records {
             match record {
@@ -114,9 +113,9 @@ impl WriteBack {
                 } => {
                     // Uniques are not journaled: a replayed write gets a fresh one.
                     entry.cas = crate::entry::next_cas();
-                    wb.enqueue(key, Some(entry), seq, now)
+                    wb.enqueue(key, Some(entry), seq)
                 }
-                Record::Delete { seq, key } => wb.enqueue(key, None, seq, now),
+                Record::Delete { seq, key } => wb.enqueue(key, None, seq),
                 Record::Clear { .. } => unreachable!("replay strips Clear records"),
             }
         }
@@ -126,7 +125,7 @@ impl WriteBack {
         Ok(wb)
     }
 
-    fn enqueue(&self, key: Bytes, op: Option<Entry>, seq: u64, now: u64) {
+    fn enqueue(&self, key: Bytes, op: Option<Entry>, seq: u64) {
         match &op {
             Some(e) => {
                 self.l1.put(key.clone(), e.clone(), seq);
@@ -135,11 +134,11 @@ impl WriteBack {
                 self.l1.remove(&key);
             }
         }
-        self.insert_pending(key, op, seq, now);
+        self.insert_pending(key, op, seq);
     }
 
     /// Queues `op` for `key`; returns the number of pending keys.
-    fn insert_pending(&self, key: Bytes, op: Option<Entry>, seq: u64, now: u64) -> usize {
+    fn insert_pending(&self, key: Bytes, op: Option<Entry>, seq: u64) -> usize {
         let mut q = self.queue.lock();
         let added = weight(&key, &op);
         self.dirty_bytes.fetch_add(added, Ordering::Relaxed);
@@ -152,10 +151,13 @@ impl WriteBack {
                 slot.insert(Dirty { op, seq, since });
             }
             std::collections::hash_map::Entry::Vacant(slot) => {
+                // Read the clock only for a newly dirty key: a key written
+                // again keeps its first-dirty time (and a SET costs no
+                // clock read on the hot-key path).
                 slot.insert(Dirty {
                     op,
                     seq,
-                    since: now,
+                    since: now_ms(),
                 });
             }
         }
@@ -167,9 +169,8 @@ impl WriteBack {
     /// caller must commit before acknowledging. The caller holds the key's
     /// write lock, so per-key order is journal order.
     pub(crate) fn write(&self, key: Bytes, op: Option<Entry>) -> u64 {
-        let now = now_ms();
         let (seq, pending) = self.journal.append_with(&key, op.as_ref(), |seq| {
-            (seq, self.insert_pending(key.clone(), op.clone(), seq, now))
+            (seq, self.insert_pending(key.clone(), op.clone(), seq))
         });
         match op {
             Some(e) => {
@@ -187,10 +188,10 @@ impl WriteBack {
 
     /// Waits while dirty data exceeds the high-water mark, up to `max_wait`.
     pub(crate) async fn wait_for_room(&self, max_wait: Duration) -> Result<()> {
-        let deadline = tokio::time::Instant::now() + max_wait;
         if self.dirty_bytes.load(Ordering::Relaxed) <= self.high_water {
-            return Ok(()); // the common case: no lock, no waiter
+            return Ok(()); // the common case: no lock, no waiter, no clock
         }
+        let deadline = tokio::time::Instant::now() + max_wait;
         loop {
             let progressed = self.progress.notified();
             let bytes = self.dirty_bytes.load(Ordering::Relaxed);

@@ -16,6 +16,10 @@ pub struct ServerConfig {
     /// Close a connection idle this long; zero means never
     /// (`CONFIG SET timeout` changes it at run time).
     pub idle_timeout: Duration,
+    /// Close a connection whose half-received request gets no further
+    /// bytes for this long (slowloris), whatever the idle timeout; default
+    /// 30 s.
+    pub partial_request_timeout: Duration,
     /// When set, clients must `AUTH` with this password (user `default`)
     /// before any other command but `HELLO ... AUTH`, `QUIT` and `RESET`.
     pub requirepass: Option<String>,
@@ -37,6 +41,7 @@ impl Default for ServerConfig {
             limits: Limits::default(),
             max_clients: 10_000,
             idle_timeout: Duration::ZERO,
+            partial_request_timeout: crate::read::PARTIAL_REQUEST_TIMEOUT,
             requirepass: None,
             shutdown_grace: Duration::from_secs(30),
             shared_client_slots: None,

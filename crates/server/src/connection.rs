@@ -96,10 +96,26 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
                 }
             }
             let idle = self.server.idle_timeout();
-            match read_more(&mut self.stream, &mut self.read_buf, idle, shutdown).await? {
+            let partial = self.server.partial_request_timeout();
+            match read_more(
+                &mut self.stream,
+                &mut self.read_buf,
+                idle,
+                partial,
+                shutdown,
+            )
+            .await?
+            {
                 Ok(_) => {}
                 Err(ReadEnd::Idle) => {
                     tracing::debug!(client = self.client.id, "closing idle connection");
+                    return Ok(());
+                }
+                Err(ReadEnd::Stalled) => {
+                    tracing::info!(
+                        client = self.client.id,
+                        "closing connection: request left incomplete"
+                    );
                     return Ok(());
                 }
                 Err(ReadEnd::Eof | ReadEnd::Shutdown) => return Ok(()),

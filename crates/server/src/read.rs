@@ -15,6 +15,11 @@ pub(crate) const READ_CHUNK: usize = 16 << 10;
 pub(crate) const KEEP_BUFFER: usize = 1 << 20;
 /// Most requests run in one batch (one session, one commit, one write).
 pub(crate) const MAX_BATCH: usize = 1024;
+/// How long a half-received request may wait for its next bytes. A client
+/// that starts a request and then goes quiet (slowloris) is closed after
+/// this even when the idle timeout is off: it holds a buffer and a client
+/// slot, and no correct client pauses mid-request this long.
+pub(crate) const PARTIAL_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Why a connection stops reading.
 #[derive(Debug, PartialEq, Eq)]
@@ -23,17 +28,22 @@ pub(crate) enum ReadEnd {
     Eof,
     /// Nothing arrived within the idle timeout.
     Idle,
+    /// A request was left half-sent for [`PARTIAL_REQUEST_TIMEOUT`].
+    Stalled,
     /// The server is stopping.
     Shutdown,
 }
 
 /// Appends what the client sends next to `buf`: the number of bytes, or
-/// why the connection should close. `idle` of zero waits forever. The
-/// buffer grows by what arrives, never by what a header claims.
+/// why the connection should close. `idle` of zero waits forever between
+/// requests; a partial request in `buf` waits at most `partial` (or `idle`
+/// when shorter). The buffer grows by what arrives, never by what a header
+/// claims.
 pub(crate) async fn read_more<S: AsyncRead + Unpin>(
     stream: &mut S,
     buf: &mut BytesMut,
     idle: Duration,
+    partial: Duration,
     shutdown: &mut Shutdown,
 ) -> io::Result<Result<usize, ReadEnd>> {
     if buf.is_empty() && buf.capacity() > KEEP_BUFFER {
@@ -45,21 +55,28 @@ pub(crate) async fn read_more<S: AsyncRead + Unpin>(
     if buf.capacity() - buf.len() < READ_CHUNK / 4 {
         buf.reserve(READ_CHUNK);
     }
+    // Which limit applies: between requests only the idle timeout; within
+    // one, the shorter of the two.
+    let (limit, on_expiry) = match (buf.is_empty(), idle.is_zero()) {
+        (true, true) => (None, ReadEnd::Idle),
+        (true, false) => (Some(idle), ReadEnd::Idle),
+        (false, false) if idle < partial => (Some(idle), ReadEnd::Idle),
+        (false, _) => (Some(partial), ReadEnd::Stalled),
+    };
     let read = async {
-        if idle.is_zero() {
-            stream.read_buf(buf).await.map(Some)
-        } else {
-            match tokio::time::timeout(idle, stream.read_buf(buf)).await {
+        match limit {
+            None => stream.read_buf(buf).await.map(Some),
+            Some(limit) => match tokio::time::timeout(limit, stream.read_buf(buf)).await {
                 Ok(r) => r.map(Some),
                 Err(_) => Ok(None),
-            }
+            },
         }
     };
     tokio::select! {
         r = read => Ok(match r? {
             Some(0) => Err(ReadEnd::Eof),
             Some(n) => Ok(n),
-            None => Err(ReadEnd::Idle),
+            None => Err(on_expiry),
         }),
         _ = shutdown.recv() => Ok(Err(ReadEnd::Shutdown)),
     }

@@ -35,6 +35,10 @@ pub struct ServerState {
     pub scans: ScanCursors,
     /// `OBJECT ENCODING` answers that the value alone does not tell.
     pub encodings: EncodingHints,
+    /// `CONFIG SET` values of encoding thresholds for data types this
+    /// server does not hold (lists, sets, sorted sets, streams), by
+    /// canonical name: accepted and reported back, with no other effect.
+    tunables: Mutex<BTreeMap<&'static str, i64>>,
     next_client_id: AtomicU64,
 }
 
@@ -54,6 +58,7 @@ impl ServerState {
             clients: Mutex::new(BTreeMap::new()),
             scans: ScanCursors::default(),
             encodings: EncodingHints::default(),
+            tunables: Mutex::new(BTreeMap::new()),
             next_client_id: AtomicU64::new(1),
         }
     }
@@ -97,9 +102,33 @@ impl ServerState {
         }
     }
 
+    /// The value of encoding threshold `name` (`CONFIG GET`), `default`
+    /// until `CONFIG SET` changed it.
+    pub fn tunable(&self, name: &'static str, default: i64) -> i64 {
+        *self
+            .tunables
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(name)
+            .unwrap_or(&default)
+    }
+
+    /// Records a new value for encoding threshold `name` (`CONFIG SET`).
+    pub fn set_tunable(&self, name: &'static str, value: i64) {
+        self.tunables
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(name, value);
+    }
+
     /// How long a connection may idle; zero means forever.
     pub fn idle_timeout(&self) -> Duration {
         Duration::from_millis(self.idle_timeout_ms.load(Ordering::Relaxed))
+    }
+
+    /// How long a half-received request may wait for more bytes.
+    pub fn partial_request_timeout(&self) -> Duration {
+        self.config.partial_request_timeout
     }
 
     /// Changes the idle timeout (`CONFIG SET timeout`); zero means never.

@@ -164,10 +164,6 @@ fn header_errors_use_memcached_wording_and_do_not_read_data() {
             b"cas k 0 0 1 -1\r\n",
             Got::Reply("CLIENT_ERROR bad command line format", false, false),
         ),
-        (
-            b"add k\x07 0 0 1\r\n",
-            Got::Reply("CLIENT_ERROR bad command line format", false, false),
-        ),
         (b"x\r\n", Got::Reply("ERROR", false, false)),
         (b"\r\n", Got::Reply("ERROR", false, false)),
         (

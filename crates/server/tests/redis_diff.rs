@@ -23,76 +23,13 @@
 mod common;
 mod diff_script;
 
-use common::{encode, require_tool, Client, Reply, TestServer};
+use common::{encode, Client, Reply, TestServer};
 use diff_script::{auth_script, strings_script, words, Check, Step};
 use std::collections::BTreeSet;
-use std::net::{SocketAddr, TcpListener};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::net::SocketAddr;
 use std::time::Duration;
 use tiercache_server::ServerConfig;
-
-/// A `redis-server` child on a free port, killed on drop.
-struct RedisServer {
-    child: Child,
-    addr: SocketAddr,
-    _dir: tempfile::TempDir,
-}
-
-impl RedisServer {
-    async fn start(bin: &Path, extra: &[&str]) -> RedisServer {
-        let dir = tempfile::tempdir().unwrap();
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let mut args: Vec<String> = [
-            "--port",
-            &port.to_string(),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--databases",
-            "1",
-            "--dir",
-            dir.path().to_str().unwrap(),
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        args.extend(extra.iter().map(|s| s.to_string()));
-        let child = Command::new(bin)
-            .args(&args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start redis-server");
-        // Owned from here on: dropping it kills and reaps the child.
-        let server = RedisServer {
-            child,
-            addr: format!("127.0.0.1:{port}").parse().unwrap(),
-            _dir: dir,
-        };
-        for _ in 0..200 {
-            if tokio::net::TcpStream::connect(server.addr).await.is_ok() {
-                return server;
-            }
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
-        panic!("redis-server did not start on {}", server.addr);
-    }
-}
-
-impl Drop for RedisServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use tiercache_testkit::RedisServer;
 
 /// Puts `version` and `id` of a HELLO reply out of the comparison.
 fn normalize_hello(r: &Reply) -> Reply {
@@ -296,29 +233,28 @@ fn report(diffs: Vec<String>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn strings_counters_expiry_and_key_space_match_redis() {
-    let Some(bin) = require_tool("redis-server") else {
+    // One database, as tiercache has: SELECT answers alike.
+    let Some(redis) = RedisServer::start(&["--databases", "1"]) else {
         return;
     };
-    let redis = RedisServer::start(&bin, &[]).await;
     let ours = TestServer::start().await;
     let script = strings_script();
-    let mut diffs = run(&script, redis.addr, ours.addr, false).await;
-    diffs.extend(run(&script, redis.addr, ours.addr, true).await);
+    let mut diffs = run(&script, redis.addr(), ours.addr, false).await;
+    diffs.extend(run(&script, redis.addr(), ours.addr, true).await);
     report(diffs);
     ours.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn requirepass_matches_redis() {
-    let Some(bin) = require_tool("redis-server") else {
+    let Some(redis) = RedisServer::start(&["--databases", "1", "--requirepass", "secret"]) else {
         return;
     };
-    let redis = RedisServer::start(&bin, &["--requirepass", "secret"]).await;
     let ours = TestServer::start_with(ServerConfig {
         requirepass: Some("secret".into()),
         ..Default::default()
     })
     .await;
-    report(run(&auth_script(), redis.addr, ours.addr, false).await);
+    report(run(&auth_script(), redis.addr(), ours.addr, false).await);
     ours.shutdown().await;
 }

@@ -122,6 +122,15 @@ async fn set_options_errors() {
         other => panic!("{other:?}"),
     };
     assert!((49_000..=50_000).contains(&pttl), "{pttl}");
+    // The absolute expiry, to the millisecond (what a `network` store reads).
+    assert_eq!(c.cmd(&["PEXPIRETIME", "k"]).await, int(at as i64));
+    assert_eq!(
+        c.cmd(&["EXPIRETIME", "k"]).await,
+        int(((at + 500) / 1000) as i64)
+    );
+    assert_eq!(c.cmd(&["PERSIST", "k"]).await, int(1));
+    assert_eq!(c.cmd(&["PEXPIRETIME", "k"]).await, int(-1));
+    assert_eq!(c.cmd(&["PEXPIRETIME", "missing"]).await, int(-2));
     server.shutdown().await;
 }
 
@@ -481,6 +490,31 @@ async fn idle_clients_are_closed() {
     assert_eq!(c.cmd(&["PING"]).await, Reply::Simple("PONG".into()));
     tokio::time::sleep(Duration::from_millis(400)).await;
     assert!(c.is_closed().await);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_half_sent_request_is_closed_but_an_idle_client_is_not() {
+    let config = ServerConfig {
+        partial_request_timeout: Duration::from_millis(300),
+        ..ServerConfig::default()
+    };
+    let server = TestServer::start_with(config).await;
+    let mut quiet = server.client().await;
+    assert_eq!(quiet.cmd(&["PING"]).await, Reply::Simple("PONG".into()));
+    let mut stalled = server.client().await;
+    // A bulk length promising bytes that never come (slowloris).
+    stalled
+        .send_raw(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$10\r\nabc")
+        .await;
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert!(
+        stalled.is_closed().await,
+        "a stalled request holds its slot"
+    );
+    // No idle timeout is set: a client between requests stays connected.
+    assert_eq!(quiet.cmd(&["PING"]).await, Reply::Simple("PONG".into()));
+    assert_eq!(quiet.cmd(&["EXISTS", "k"]).await, Reply::Int(0));
     server.shutdown().await;
 }
 

@@ -24,6 +24,7 @@ mod memcached;
 mod postgres;
 mod process;
 mod redis;
+mod redis_cluster;
 
 pub use mariadb::{Mariadb, MARIADB_DATABASE, MARIADB_PASSWORD, MARIADB_USER};
 pub use memcached::Memcached;
@@ -33,3 +34,4 @@ pub use process::{
     wait_for_port,
 };
 pub use redis::RedisServer;
+pub use redis_cluster::RedisCluster;

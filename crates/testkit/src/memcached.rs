@@ -45,6 +45,23 @@ impl Memcached {
         self.port
     }
 
+    /// The server's process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// Freezes the server (SIGSTOP): it keeps its socket open but answers
+    /// nothing, like a hung server (timeout tests). [`resume`](Self::resume)
+    /// undoes it.
+    pub fn pause(&self) {
+        crate::process::signal(self.pid(), "STOP");
+    }
+
+    /// Lets a [`pause`](Self::pause)d server run again (SIGCONT).
+    pub fn resume(&self) {
+        crate::process::signal(self.pid(), "CONT");
+    }
+
     /// Kills (SIGKILL) and reaps the server; no-op when stopped.
     pub fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {

@@ -66,3 +66,15 @@ pub fn wait_for_port(addr: SocketAddr, timeout: Duration) -> bool {
     }
     false
 }
+
+/// Sends `SIG<name>` to `pid` with `kill(1)` (no-op without a pid).
+pub(crate) fn signal(pid: Option<u32>, name: &str) {
+    if let Some(pid) = pid {
+        let status = std::process::Command::new("kill")
+            .arg(format!("-{name}"))
+            .arg(pid.to_string())
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -{name} {pid} failed");
+    }
+}

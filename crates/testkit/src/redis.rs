@@ -81,6 +81,23 @@ impl RedisServer {
         self.dir.path()
     }
 
+    /// The server's process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// Freezes the server (SIGSTOP): it keeps its socket open but answers
+    /// nothing, like a hung server (timeout tests). [`resume`](Self::resume)
+    /// undoes it.
+    pub fn pause(&self) {
+        crate::process::signal(self.pid(), "STOP");
+    }
+
+    /// Lets a [`pause`](Self::pause)d server run again (SIGCONT).
+    pub fn resume(&self) {
+        crate::process::signal(self.pid(), "CONT");
+    }
+
     /// Kills the server (SIGKILL) and reaps it; its data is gone (no
     /// persistence). No-op when already stopped.
     pub fn kill(&mut self) {

@@ -10,9 +10,10 @@
 //! | crate | concern |
 //! | --- | --- |
 //! | [`engine`] | memory tier, `Store` trait, namespaces, write modes, write-back journal |
-//! | [`stores`] | backends: SQLite, null |
+//! | [`stores`] | backends (SQLite, file, null) and the buffer, bucket and multi combinators |
 //! | [`server`] | the Redis-protocol (RESP) server |
 //! | [`config`] | TOML configuration with file/line/field errors |
+//! | [`http_cache`] | the RFC 9111 HTTP micro-cache (`tiercache proxy`) |
 //!
 //! # Example: a write-back cache over SQLite
 //!
@@ -56,11 +57,16 @@
 #![warn(missing_docs)]
 
 mod assemble;
+mod http;
 
-pub use assemble::{build_store, check_supported, open_engine, AssembleError};
+pub use assemble::{
+    build_store, check_supported, open_engine, AssembleError, Assembler, HTTP_NAMESPACE,
+};
+pub use http::proxy_config;
 pub use tiercache_config as config;
 pub use tiercache_config::Config;
 pub use tiercache_engine as engine;
 pub use tiercache_engine::{Engine, Entry, NamespaceConfig, Store, WriteMode};
+pub use tiercache_http as http_cache;
 pub use tiercache_server as server;
 pub use tiercache_stores as stores;

@@ -1,7 +1,8 @@
-//! The `tiercache` command line: `serve` and `check-config` (SPEC "Command line"),
+//! The `tiercache` command line: `serve`, `proxy` and `check-config` (SPEC "Command line"),
 //! and the `bench` group (`bench trace`).
 
 mod bench;
+mod proxy;
 mod serve;
 
 use clap::{Parser, Subcommand};
@@ -12,7 +13,7 @@ use std::process::ExitCode;
 #[command(
     name = "tiercache",
     version,
-    about = "A tiered cache: memory tier over pluggable stores, spoken to over the Redis protocol."
+    about = "A tiered cache: memory tier over pluggable stores, spoken to over the Redis and memcached protocols, or put in front of an HTTP origin."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -23,6 +24,8 @@ struct Cli {
 enum Command {
     /// Run the server (RESP on 127.0.0.1:6380, SQLite at DATA_DIR/tiercache.db, write-back).
     Serve(serve::ServeArgs),
+    /// Run the HTTP micro-cache (RFC 9111 reverse proxy) in front of --upstream, on 127.0.0.1:8380.
+    Proxy(proxy::ProxyArgs),
     /// Validate a configuration file: exit 0, or exit 2 naming the file, line and field.
     CheckConfig {
         /// The TOML file to check.
@@ -36,6 +39,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Serve(args) => serve::run(args),
+        Command::Proxy(args) => proxy::run(args),
         Command::CheckConfig { file } => check_config(&file),
         Command::Bench(args) => bench::run(args),
     }

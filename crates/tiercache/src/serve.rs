@@ -1,4 +1,6 @@
-//! `tiercache serve`: open the engine, listen, stop cleanly on SIGTERM/SIGINT.
+//! `tiercache serve`: open the engine, listen (RESP, memcached, admin, and
+//! the HTTP cache when `[http_cache]` names an upstream), stop cleanly on
+//! SIGTERM/SIGINT.
 //!
 //! Shutdown order matters for durability: stop accepting and let in-flight
 //! batches finish (no client can write any more), then flush write-back data
@@ -34,13 +36,17 @@ pub struct ServeArgs {
     unsafe_no_auth: bool,
 }
 
-pub fn run(args: ServeArgs) -> ExitCode {
+pub(crate) fn init_logging() {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
         )
         .with_writer(std::io::stderr)
         .init();
+}
+
+pub fn run(args: ServeArgs) -> ExitCode {
+    init_logging();
     let config = match load_config(&args) {
         Ok(c) => c,
         Err(msg) => {
@@ -79,6 +85,15 @@ fn load_config(args: &ServeArgs) -> Result<Config, String> {
     flag("memcache", &args.memcache, &mut config.server.memcache)?;
     flag("admin", &args.admin, &mut config.server.admin)?;
     tiercache::check_supported(&config).map_err(|e| e.to_string())?;
+    // The memcached protocol has no AUTH (tiercache does not speak SASL):
+    // `requirepass` cannot protect it, so a public memcache listener needs
+    // the explicit flag even when a password is set.
+    if !config.server.memcache.is_local() && !args.unsafe_no_auth {
+        return Err(format!(
+            "refusing to listen on non-loopback address {} (memcache): the memcached protocol has no authentication here (no SASL), so requirepass cannot protect it; pass --unsafe-no-auth to allow it",
+            config.server.memcache
+        ));
+    }
     for (name, addr) in [
         ("resp", &config.server.resp),
         ("memcache", &config.server.memcache),
@@ -91,6 +106,14 @@ fn load_config(args: &ServeArgs) -> Result<Config, String> {
         }
     }
     Ok(config)
+}
+
+/// Resolves a TCP listen address.
+pub(crate) fn resolve_tcp(addr: &ListenAddr) -> Result<std::net::SocketAddr, String> {
+    match resolve(addr)? {
+        Some(server::ListenAddr::Tcp(sa)) => Ok(sa),
+        _ => Err(format!("{addr}: expected host:port")),
+    }
 }
 
 fn resolve(addr: &ListenAddr) -> Result<Option<server::ListenAddr>, String> {
@@ -168,14 +191,38 @@ async fn serve(config: Config, data_dir: PathBuf) -> Result<(), String> {
             server::serve(listener, engine, server_config, shutdown).await
         });
     }
+    // The HTTP cache, when `[http_cache]` names an upstream.
+    let mut http_cache = None;
+    if config.http_cache.upstream.is_some() && config.http_cache.listen != ListenAddr::Off {
+        let proxy_config = tiercache::proxy_config(&config.http_cache, None)?;
+        let addr = resolve_tcp(&config.http_cache.listen)?;
+        let cache = tiercache::http_cache::HttpCache::new(engine.clone(), proxy_config)
+            .map_err(|e| e.to_string())?;
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+        http_cache = Some(cache.clone());
+        let mut stop = stop_rx.clone();
+        servers.spawn(async move {
+            let shutdown = async move {
+                let _ = stop.wait_for(|s| *s).await;
+            };
+            tiercache::http_cache::serve(listener, cache, shutdown).await
+        });
+    }
     if let Some(addr) = resolve(&config.server.admin)? {
         let listener = server::Listener::bind(&addr)
             .await
             .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
         let metrics_engine = engine.clone();
         let metrics: server::admin::MetricsSource = Arc::new(move |out: &mut String| {
-            let mut e = server::admin::Exposition::new(out);
-            server::admin::engine_metrics(&mut e, &metrics_engine.stats());
+            {
+                let mut e = server::admin::Exposition::new(out);
+                server::admin::engine_metrics(&mut e, &metrics_engine.stats());
+            }
+            if let Some(cache) = &http_cache {
+                cache.metrics().render(out);
+            }
         });
         let mut stop = stop_rx.clone();
         servers.spawn(async move {
@@ -206,13 +253,13 @@ async fn serve(config: Config, data_dir: PathBuf) -> Result<(), String> {
 }
 
 /// SIGTERM or SIGINT.
-struct StopSignal {
+pub(crate) struct StopSignal {
     term: tokio::signal::unix::Signal,
     int: tokio::signal::unix::Signal,
 }
 
 impl StopSignal {
-    fn install() -> std::io::Result<StopSignal> {
+    pub(crate) fn install() -> std::io::Result<StopSignal> {
         use tokio::signal::unix::{signal, SignalKind};
         Ok(StopSignal {
             term: signal(SignalKind::terminate())?,
@@ -220,7 +267,7 @@ impl StopSignal {
         })
     }
 
-    async fn wait(mut self) {
+    pub(crate) async fn wait(mut self) {
         tokio::select! {
             _ = self.term.recv() => {}
             _ = self.int.recv() => {}

@@ -23,6 +23,18 @@ pub enum Update {
     Delete,
 }
 
+/// What [`Session::rename`] and [`Session::copy`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MoveOutcome {
+    /// The source key does not exist; nothing changed.
+    NoSource,
+    /// The destination exists and the caller asked not to replace it;
+    /// nothing changed.
+    TargetExists,
+    /// The destination now holds the source's value and expiry.
+    Done,
+}
+
 impl Session<'_> {
     /// Reads `key`, lets `f` decide what to do with it, and does it, all
     /// under the key's write lock: no other write to the key can come in
@@ -88,5 +100,55 @@ impl Session<'_> {
             .collect();
         core.write_many(ops, &mut self.commit_through).await?;
         Ok(true)
+    }
+
+    /// Moves `src`'s value and expiry to `dst` and deletes `src`, under
+    /// both keys' locks (`RENAME`, and `RENAMENX` with `only_if_absent`).
+    /// The destination's own expiry is replaced, never inherited. With
+    /// `src == dst` nothing is written (the outcome still says whether the
+    /// key exists).
+    pub async fn rename(
+        &mut self,
+        src: Bytes,
+        dst: Bytes,
+        only_if_absent: bool,
+    ) -> Result<MoveOutcome> {
+        self.transfer(src, dst, only_if_absent, true).await
+    }
+
+    /// Writes a copy of `src`'s value and expiry at `dst` (`COPY`), unless
+    /// `dst` exists and `replace` is false.
+    pub async fn copy(&mut self, src: Bytes, dst: Bytes, replace: bool) -> Result<MoveOutcome> {
+        self.transfer(src, dst, !replace, false).await
+    }
+
+    async fn transfer(
+        &mut self,
+        src: Bytes,
+        dst: Bytes,
+        only_if_absent: bool,
+        delete_src: bool,
+    ) -> Result<MoveOutcome> {
+        let core = self.core;
+        let _locks = core
+            .lock_keys([src.as_ref(), dst.as_ref()].into_iter())
+            .await;
+        let found = core.read_many(&[src.clone(), dst.clone()]).await?;
+        let Some(entry) = found[0].clone() else {
+            return Ok(MoveOutcome::NoSource);
+        };
+        if only_if_absent && found[1].is_some() {
+            return Ok(MoveOutcome::TargetExists);
+        }
+        if src == dst {
+            return Ok(MoveOutcome::Done);
+        }
+        let moved = Entry::with_flags(entry.value, entry.expires_at, entry.flags);
+        let mut ops = vec![(dst, Some(moved))];
+        if delete_src {
+            ops.push((src, None));
+        }
+        core.write_many(ops, &mut self.commit_through).await?;
+        Ok(MoveOutcome::Done)
     }
 }

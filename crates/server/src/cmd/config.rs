@@ -5,9 +5,16 @@
 //! `CONFIG SET` changes what can change at run time (`requirepass`,
 //! `timeout`) and accepts the others only when the value is the one in
 //! force (tools often "set" `save ""` or `appendonly no`); anything else is
-//! refused in Redis's words rather than accepted and ignored.
+//! refused in Redis's words rather than accepted and ignored. The one
+//! exception is the encoding thresholds of data types this server does not
+//! hold (`list-max-listpack-size`, `set-max-intset-entries`, ...): any
+//! valid integer is accepted and reported back by `CONFIG GET`, since with
+//! no list, set, sorted set or stream there is nothing they could change
+//! (Redis's own test suite sets and restores some of them around tests).
 
-use super::{arity_error, glob_match, unknown_subcommand, Args, Ctx, Flow, SYNTAX_ERROR};
+use super::{
+    arity_error, glob_match, parse_i64, unknown_subcommand, Args, Ctx, Flow, SYNTAX_ERROR,
+};
 use crate::resp::reply;
 use std::time::Duration;
 
@@ -30,7 +37,31 @@ enum Set {
     Int,
     /// Only the current value, verbatim.
     Same,
+    /// An encoding threshold of a data type this server does not hold
+    /// (canonical name, lowest and highest value): any integer in range is
+    /// kept.
+    Tunable(&'static str, i64, i64),
 }
+
+/// Encoding thresholds of Redis types this server does not hold: name as
+/// clients write it, canonical name (Redis 7 aliases the old `ziplist`
+/// names), Redis 7.0's default, accepted range.
+#[rustfmt::skip]
+const TUNABLES: &[(&str, &str, i64, (i64, i64))] = &[
+    ("list-max-listpack-size", "list-max-listpack-size", -2, INT),
+    ("list-max-ziplist-size", "list-max-listpack-size", -2, INT),
+    ("list-compress-depth", "list-compress-depth", 0, (0, i32::MAX as i64)),
+    ("set-max-intset-entries", "set-max-intset-entries", 512, SIZE),
+    ("zset-max-listpack-entries", "zset-max-listpack-entries", 128, SIZE),
+    ("zset-max-ziplist-entries", "zset-max-listpack-entries", 128, SIZE),
+    ("zset-max-listpack-value", "zset-max-listpack-value", 64, SIZE),
+    ("zset-max-ziplist-value", "zset-max-listpack-value", 64, SIZE),
+    ("stream-node-max-entries", "stream-node-max-entries", 100, SIZE),
+];
+/// A C `int`.
+const INT: (i64, i64) = (i32::MIN as i64, i32::MAX as i64);
+/// A non-negative `long long` (Redis's size parameters).
+const SIZE: (i64, i64) = (0, i64::MAX);
 
 const POLICIES: &[&str] = &[
     "volatile-lru",
@@ -46,7 +77,7 @@ const POLICIES: &[&str] = &[
 /// Every parameter: name, current value, and how `CONFIG SET` treats it.
 fn params(ctx: &Ctx<'_, '_>) -> Vec<(&'static str, String, Set)> {
     let config = &ctx.server.config;
-    vec![
+    let mut params = vec![
         (
             "maxmemory",
             ctx.engine.stats().memory_max_bytes.to_string(),
@@ -87,7 +118,12 @@ fn params(ctx: &Ctx<'_, '_>) -> Vec<(&'static str, String, Set)> {
         ("replica-read-only", "yes".into(), Set::Bool),
         ("slave-read-only", "yes".into(), Set::Bool),
         ("lazyfree-lazy-user-flush", "no".into(), Set::Bool),
-    ]
+    ];
+    for &(name, canonical, default, (min, max)) in TUNABLES {
+        let value = ctx.server.tunable(canonical, default);
+        params.push((name, value.to_string(), Set::Tunable(canonical, min, max)));
+    }
+    params
 }
 
 pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
@@ -200,6 +236,16 @@ fn set(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) {
                 Err(_) => return fail(ctx, "argument couldn't be parsed into an integer"),
             },
             Set::Same => text == *current,
+            Set::Tunable(_, min, max) => match parse_i64(value) {
+                Some(n) if (min..=max).contains(&n) => true,
+                Some(_) => {
+                    return fail(
+                        ctx,
+                        &format!("argument must be between {min} and {max} inclusive"),
+                    )
+                }
+                None => return fail(ctx, "argument couldn't be parsed into an integer"),
+            },
         };
         if !same {
             return fail(ctx, fixed);
@@ -214,6 +260,9 @@ fn set(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) {
                 ctx.server.set_idle_timeout(Duration::from_secs(secs));
             }
             Set::Requirepass => ctx.server.set_requirepass(value),
+            Set::Tunable(name, _, _) => ctx
+                .server
+                .set_tunable(name, parse_i64(value).unwrap_or_default()),
             _ => {}
         }
     }

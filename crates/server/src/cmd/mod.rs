@@ -15,6 +15,7 @@ use tiercache_engine::{Engine, EngineError, Session};
 
 mod append;
 mod auth;
+mod bits;
 mod client;
 mod command;
 mod config;
@@ -24,6 +25,7 @@ mod echo;
 mod exists;
 mod expire;
 mod flushall;
+mod function;
 mod get;
 mod getex;
 mod hello;
@@ -32,17 +34,21 @@ mod incrbyfloat;
 mod info;
 mod keys;
 mod keytype;
+mod lcs;
 mod mget;
 mod mset;
 mod object;
 mod persist;
 mod ping;
 mod quit;
+mod randomkey;
 mod range;
+mod rename;
 mod reset;
 mod scan;
 mod select;
 mod set;
+mod time;
 mod ttl;
 
 pub use crate::glob::glob_match;
@@ -212,6 +218,8 @@ enum Cmd {
     PexpireAt,
     Ttl,
     Pttl,
+    ExpireTime,
+    PexpireTime,
     Persist,
     Incr,
     Decr,
@@ -222,6 +230,15 @@ enum Cmd {
     Strlen,
     GetRange,
     SetRange,
+    SetBit,
+    GetBit,
+    Lcs,
+    Rename,
+    RenameNx,
+    Copy,
+    Move,
+    RandomKey,
+    Time,
     Keys,
     Scan,
     Dbsize,
@@ -234,6 +251,7 @@ enum Cmd {
     Command,
     Client,
     Object,
+    Function,
     Quit,
     Reset,
 }
@@ -326,6 +344,8 @@ pub static COMMANDS: &[CommandSpec] = &[
     spec("expireat", Cmd::ExpireAt, -3, WX, KEY1),
     spec("pexpireat", Cmd::PexpireAt, -3, WX, KEY1),
     spec("pttl", Cmd::Pttl, 2, R, KEY1),
+    spec("expiretime", Cmd::ExpireTime, 2, R, KEY1),
+    spec("pexpiretime", Cmd::PexpireTime, 2, R, KEY1),
     spec("persist", Cmd::Persist, 2, WX, KEY1),
     spec("decr", Cmd::Decr, 2, WF, KEY1),
     spec("incrby", Cmd::Incrby, 3, WF, KEY1),
@@ -335,6 +355,16 @@ pub static COMMANDS: &[CommandSpec] = &[
     spec("strlen", Cmd::Strlen, 2, R, KEY1),
     spec("getrange", Cmd::GetRange, 4, RS, KEY1),
     spec("setrange", Cmd::SetRange, 4, W, KEY1),
+    spec("substr", Cmd::GetRange, 4, RS, KEY1),
+    spec("setbit", Cmd::SetBit, 4, W, KEY1),
+    spec("getbit", Cmd::GetBit, 3, R, KEY1),
+    spec("lcs", Cmd::Lcs, -3, RS, (1, 2, 1)),
+    spec("rename", Cmd::Rename, 3, &["write"], (1, 2, 1)),
+    spec("renamenx", Cmd::RenameNx, 3, WX, (1, 2, 1)),
+    spec("copy", Cmd::Copy, -3, W, (1, 2, 1)),
+    spec("move", Cmd::Move, 3, WX, KEY1),
+    spec("randomkey", Cmd::RandomKey, 1, RS, NOKEYS),
+    spec("time", Cmd::Time, 1, &["loading", "stale", "fast"], NOKEYS),
     spec("keys", Cmd::Keys, 2, RS, NOKEYS),
     spec("scan", Cmd::Scan, -2, RS, NOKEYS),
     spec("dbsize", Cmd::Dbsize, 1, R, NOKEYS),
@@ -354,6 +384,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     spec("command", Cmd::Command, -1, &["loading", "stale"], NOKEYS),
     spec("client", Cmd::Client, -2, &[], NOKEYS),
     spec("object", Cmd::Object, -2, &[], NOKEYS),
+    spec("function", Cmd::Function, -2, &["noscript"], NOKEYS),
     spec("quit", Cmd::Quit, -1, NOAUTH_FLAGS, NOKEYS),
     spec("reset", Cmd::Reset, 1, NOAUTH_FLAGS, NOKEYS),
 ];
@@ -409,8 +440,11 @@ pub async fn execute(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Cmd::Pexpire => expire::run(args, ctx, expire::Unit::Millis, false).await,
         Cmd::ExpireAt => expire::run(args, ctx, expire::Unit::Seconds, true).await,
         Cmd::PexpireAt => expire::run(args, ctx, expire::Unit::Millis, true).await,
-        Cmd::Ttl => ttl::run(args, ctx, ttl::Unit::Seconds).await,
-        Cmd::Pttl => ttl::run(args, ctx, ttl::Unit::Millis).await,
+        Cmd::Ttl => ttl::run(args, ctx, ttl::Unit::Seconds, false).await,
+        Cmd::Pttl => ttl::run(args, ctx, ttl::Unit::Millis, false).await,
+        // Redis rounds EXPIRETIME to the nearest second, as TTL.
+        Cmd::ExpireTime => ttl::run(args, ctx, ttl::Unit::Seconds, true).await,
+        Cmd::PexpireTime => ttl::run(args, ctx, ttl::Unit::Millis, true).await,
         Cmd::Persist => persist::run(args, ctx).await,
         Cmd::Incr => incr::run(args, ctx, incr::Delta::One(1)).await,
         Cmd::Decr => incr::run(args, ctx, incr::Delta::One(-1)).await,
@@ -421,6 +455,15 @@ pub async fn execute(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Cmd::Strlen => append::strlen(args, ctx).await,
         Cmd::GetRange => range::getrange(args, ctx).await,
         Cmd::SetRange => range::setrange(args, ctx).await,
+        Cmd::SetBit => bits::setbit(args, ctx).await,
+        Cmd::GetBit => bits::getbit(args, ctx).await,
+        Cmd::Lcs => lcs::run(args, ctx).await,
+        Cmd::Rename => rename::rename(args, ctx, false).await,
+        Cmd::RenameNx => rename::rename(args, ctx, true).await,
+        Cmd::Copy => rename::copy(args, ctx).await,
+        Cmd::Move => rename::move_key(args, ctx).await,
+        Cmd::RandomKey => randomkey::run(args, ctx).await,
+        Cmd::Time => time::run(args, ctx).await,
         Cmd::Keys => keys::run(args, ctx).await,
         Cmd::Scan => scan::run(args, ctx).await,
         Cmd::Dbsize => dbsize::run(args, ctx).await,
@@ -433,6 +476,7 @@ pub async fn execute(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Cmd::Command => command::run(args, ctx).await,
         Cmd::Client => client::run(args, ctx).await,
         Cmd::Object => object::run(args, ctx).await,
+        Cmd::Function => function::run(args, ctx).await,
         Cmd::Quit => quit::run(args, ctx).await,
         Cmd::Reset => reset::run(args, ctx).await,
     }

@@ -1,5 +1,6 @@
-//! `TTL key` / `PTTL key`: remaining time to live; -2 when the key is
-//! missing, -1 when it never expires.
+//! `TTL key` / `PTTL key`: remaining time to live; `EXPIRETIME key` /
+//! `PEXPIRETIME key` (Redis 7): the absolute Unix time the key expires at.
+//! -2 when the key is missing, -1 when it never expires.
 
 use super::{Args, Ctx, Flow};
 use crate::resp::reply;
@@ -11,7 +12,8 @@ pub enum Unit {
     Millis,
 }
 
-pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, unit: Unit) -> Flow {
+/// `absolute`: the expiry time (`*EXPIRETIME`) instead of the time left.
+pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, unit: Unit, absolute: bool) -> Flow {
     let entry = match ctx.session.get(args.get(1)).await {
         Ok(entry) => entry,
         Err(e) => {
@@ -19,7 +21,14 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, unit: Unit) -> Flow {
             return Flow::Continue;
         }
     };
-    let n = match entry.map(|e| e.ttl_ms_at(now_ms())) {
+    let now = now_ms();
+    let n = match entry.map(|e| {
+        if absolute {
+            e.expires_at
+        } else {
+            e.ttl_ms_at(now)
+        }
+    }) {
         None => -2,
         Some(None) => -1,
         Some(Some(ms)) => {

@@ -93,7 +93,16 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> McConnection<S> {
             }
             // The idle timeout is the server's current one (`CONFIG SET timeout`).
             let idle = self.server.idle_timeout();
-            match read_more(&mut self.stream, &mut self.read_buf, idle, shutdown).await? {
+            let partial = self.server.partial_request_timeout();
+            match read_more(
+                &mut self.stream,
+                &mut self.read_buf,
+                idle,
+                partial,
+                shutdown,
+            )
+            .await?
+            {
                 Ok(n) => self.server.memcache.bytes_read.add(n as u64),
                 Err(_) => return Ok(()),
             }

@@ -19,9 +19,7 @@
 //! both kept by the engine through every tier. Keys are shared with the
 //! Redis protocol: a key written over RESP reads here with flags 0.
 //!
-//! Deliberate differences from memcached (see `ARCHITECTURE.md`): keys with
-//! control characters are refused (`protocol.txt` forbids them; memcached
-//! does not check); the value limit is the server's `max_value_bytes`, not
+//! Deliberate differences from memcached (see `ARCHITECTURE.md`): the value limit is the server's `max_value_bytes`, not
 //! memcached's 1 MiB item size; `mg` flags `h` and `l` are not tracked
 //! (always `h0`, `l0`); stale items (`I`, `X`) are not kept: `md ... I`
 //! deletes (recache tokens `W`/`Z` for `N` and `R` are kept, beside the

@@ -24,7 +24,7 @@ fn value_reply(out: &mut BytesMut, key: &[u8], e: &Entry, with_cas: bool) {
 }
 
 /// `get|gets <key>*`, `gat|gats <exptime> <key>*`: every hit, then `END`.
-/// A key over 250 bytes (or with control characters) makes the whole reply
+/// A key over 250 bytes makes the whole reply
 /// `CLIENT_ERROR bad command line format`, as in memcached.
 pub async fn get(req: &Req<'_>, ctx: &mut Ctx<'_, '_>) {
     let cmd = req.tok(0);

@@ -22,28 +22,6 @@ pub struct TestServer {
     _dir: tempfile::TempDir,
 }
 
-/// True when tests must not skip for lack of an external tool.
-pub fn backends_required() -> bool {
-    std::env::var("TIERCACHE_REQUIRE_BACKENDS").is_ok_and(|v| v == "1")
-}
-
-/// The path of `name` on PATH; when missing, a loud skip message (or a
-/// panic under `TIERCACHE_REQUIRE_BACKENDS=1`).
-pub fn require_tool(name: &str) -> Option<std::path::PathBuf> {
-    let found = std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|p| p.join(name))
-            .find(|p| p.is_file())
-    });
-    if found.is_none() {
-        if backends_required() {
-            panic!("{name} is not installed but TIERCACHE_REQUIRE_BACKENDS=1");
-        }
-        eprintln!("SKIPPED: {name} is not installed; install it (see .ci/run) to run this test");
-    }
-    found
-}
-
 impl TestServer {
     pub async fn start() -> TestServer {
         Self::start_with(ServerConfig::default()).await

@@ -205,26 +205,13 @@ impl Client {
     }
 }
 
-/// True when `TIERCACHE_REQUIRE_BACKENDS=1`: a missing tool is a failure, not a skip.
-pub fn backends_required() -> bool {
-    std::env::var("TIERCACHE_REQUIRE_BACKENDS").is_ok_and(|v| v == "1")
-}
+#[allow(unused_imports)] // not every test binary uses it
+pub use tiercache_testkit::backends_required;
 
-/// Finds an installed tool, or says loudly why the test is skipped (fails
-/// when backends are required).
+/// Finds an installed tool (`redis-cli`, `sqlite3`, `python3`, ...), or
+/// says loudly why the test is skipped (fails when backends are required).
 pub fn require_tool(name: &str) -> Option<PathBuf> {
-    let found = std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|p| p.join(name))
-            .find(|p| p.is_file())
-    });
-    if found.is_none() {
-        if backends_required() {
-            panic!("{name} is not installed but TIERCACHE_REQUIRE_BACKENDS=1");
-        }
-        eprintln!("SKIPPED: {name} is not installed; install it (see .ci/run) to run this test");
-    }
-    found
+    tiercache_testkit::require_tool(name, name)
 }
 
 /// A blocking memcached text client for end-to-end tests.

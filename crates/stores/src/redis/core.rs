@@ -1,0 +1,925 @@
+//! The RESP machinery shared by [`RedisStore`](super::RedisStore) and
+//! [`NetworkStore`](crate::NetworkStore): connections (a lazily connected,
+//! self-healing pool of multiplexed connections to one node, or one cluster
+//! connection), the batched commands, and timeouts.
+
+use super::codec;
+use bytes::Bytes;
+use futures_util::future::try_join_all;
+use redis::aio::MultiplexedConnection;
+use redis::cluster_async::ClusterConnection;
+use redis::cluster_routing::{RoutingInfo, SingleNodeRoutingInfo};
+use redis::{AsyncConnectionConfig, Cmd, ConnectionInfo, Pipeline, RedisError, Value};
+use std::collections::{BTreeMap, BinaryHeap};
+use std::future::Future;
+use std::ops::Bound;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tiercache_engine::store::in_scan_range;
+use tiercache_engine::{now_ms, Entry, KeyStats, Mutation, StoreError};
+use tokio::sync::Mutex;
+
+/// Keys asked per `SCAN` call.
+const SCAN_COUNT: usize = 1000;
+
+/// What the server on the other end can do.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Dialect {
+    /// `MULTI`/`EXEC` (real Redis; tiercache's server has no transactions).
+    pub transactions: bool,
+    /// The product name used in error messages.
+    pub product: &'static str,
+}
+
+/// A pool of multiplexed connections to one node, each connected on first
+/// use and dropped after an I/O error so the next use reconnects.
+struct NodePool {
+    client: redis::Client,
+    config: AsyncConnectionConfig,
+    slots: Vec<Mutex<Option<(u64, MultiplexedConnection)>>>,
+    next: AtomicUsize,
+    generation: AtomicU64,
+}
+
+/// A connection handed out by [`NodePool::conn`], with what
+/// [`NodePool::invalidate`] needs to drop exactly it.
+struct Lease {
+    slot: usize,
+    generation: u64,
+    conn: MultiplexedConnection,
+    /// Connected for this lease (not reused from the pool).
+    fresh: bool,
+}
+
+impl NodePool {
+    async fn conn(&self) -> Result<Lease, RedisError> {
+        let slot = self.next.fetch_add(1, Ordering::Relaxed) % self.slots.len();
+        let mut guard = self.slots[slot].lock().await;
+        if let Some((generation, conn)) = &*guard {
+            return Ok(Lease {
+                slot,
+                generation: *generation,
+                conn: conn.clone(),
+                fresh: false,
+            });
+        }
+        let conn = self
+            .client
+            .get_multiplexed_async_connection_with_config(&self.config)
+            .await?;
+        let generation = self.generation.fetch_add(1, Ordering::Relaxed);
+        *guard = Some((generation, conn.clone()));
+        Ok(Lease {
+            slot,
+            generation,
+            conn,
+            fresh: true,
+        })
+    }
+
+    /// Drops the connection of `lease` (unless it was replaced already).
+    async fn invalidate(&self, lease: &Lease) {
+        let mut guard = self.slots[lease.slot].lock().await;
+        if matches!(&*guard, Some((g, _)) if *g == lease.generation) {
+            *guard = None;
+        }
+    }
+}
+
+/// One cluster connection (it follows slot moves and reconnects to nodes
+/// itself), made on first use and remade after a connection failure.
+struct ClusterLazy {
+    client: redis::cluster::ClusterClient,
+    conn: Mutex<Option<ClusterConnection>>,
+    /// Which master serves each slot (from `CLUSTER SLOTS`), to send one
+    /// pipeline per master; dropped when a pipeline meets a redirect.
+    slots: parking_lot::RwLock<Option<Arc<SlotMap>>>,
+}
+
+/// A slot and the indices of the batch's items in it.
+type SlotGroup = (u16, Vec<usize>);
+
+/// `(first slot, last slot, master)`, sorted by first slot.
+struct SlotMap(Vec<(u16, u16, (String, u16))>);
+
+impl SlotMap {
+    fn master(&self, slot: u16) -> Option<&(String, u16)> {
+        let i = self.0.partition_point(|(_, end, _)| *end < slot);
+        self.0
+            .get(i)
+            .filter(|(start, _, _)| *start <= slot)
+            .map(|(_, _, m)| m)
+    }
+}
+
+impl ClusterLazy {
+    async fn conn(&self) -> Result<ClusterConnection, RedisError> {
+        let mut guard = self.conn.lock().await;
+        if let Some(conn) = &*guard {
+            return Ok(conn.clone());
+        }
+        let conn = self.client.get_async_connection().await?;
+        *guard = Some(conn.clone());
+        Ok(conn)
+    }
+
+    async fn invalidate(&self) {
+        *self.conn.lock().await = None;
+    }
+}
+
+enum Backend {
+    Node(NodePool),
+    Cluster(ClusterLazy),
+}
+
+/// Where to send commands, as the shared implementation sees it.
+pub(crate) enum Target {
+    /// One server.
+    Node(ConnectionInfo),
+    /// A Redis Cluster reached through these seed nodes.
+    Cluster(Vec<ConnectionInfo>),
+}
+
+/// The shared implementation of a RESP key/value store.
+pub(crate) struct RespCore {
+    pub name: String,
+    /// Where, for error messages (never with a password).
+    pub target: String,
+    pub timeout: Duration,
+    dialect: Dialect,
+    backend: Backend,
+}
+
+/// True for errors after which a connection is no good any more.
+fn is_broken(e: &RedisError) -> bool {
+    e.is_io_error() || e.is_connection_dropped() || e.is_connection_refusal()
+}
+
+impl RespCore {
+    /// Builds the store without connecting: the first operation connects.
+    pub fn new(
+        name: &str,
+        target: Target,
+        pool_size: usize,
+        timeout: Duration,
+        dialect: Dialect,
+    ) -> Result<RespCore, StoreError> {
+        let err = |e: RedisError| StoreError::new(name, format!("{}: {e}", dialect.product));
+        let (backend, shown) = match target {
+            Target::Node(info) => {
+                let shown = match &info.addr {
+                    redis::ConnectionAddr::Unix(p) => format!("unix:{}", p.display()),
+                    other => format!("{other}/{}", info.redis.db),
+                };
+                let client = redis::Client::open(info).map_err(err)?;
+                let config = AsyncConnectionConfig::new()
+                    .set_connection_timeout(timeout)
+                    .set_response_timeout(timeout);
+                let pool = NodePool {
+                    client,
+                    config,
+                    slots: (0..pool_size.max(1)).map(|_| Mutex::new(None)).collect(),
+                    next: AtomicUsize::new(0),
+                    generation: AtomicU64::new(0),
+                };
+                (Backend::Node(pool), shown)
+            }
+            Target::Cluster(seeds) => {
+                let shown = format!(
+                    "cluster {}",
+                    seeds
+                        .iter()
+                        .map(|s| s.addr.to_string())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                );
+                let client = redis::cluster::ClusterClientBuilder::new(seeds)
+                    .connection_timeout(timeout)
+                    .response_timeout(timeout)
+                    .retries(1)
+                    .min_retry_wait(10)
+                    .max_retry_wait(100)
+                    .build()
+                    .map_err(err)?;
+                (
+                    Backend::Cluster(ClusterLazy {
+                        client,
+                        conn: Mutex::new(None),
+                        slots: parking_lot::RwLock::new(None),
+                    }),
+                    shown,
+                )
+            }
+        };
+        Ok(RespCore {
+            name: name.to_string(),
+            target: shown,
+            timeout,
+            dialect,
+            backend,
+        })
+    }
+
+    fn error(&self, what: &str, cause: impl std::fmt::Display) -> StoreError {
+        StoreError::new(
+            &self.name,
+            format!("{} {}: {what}: {cause}", self.dialect.product, self.target),
+        )
+    }
+
+    /// Runs `op` under the store's timeout, mapping errors.
+    async fn timed<T>(
+        &self,
+        what: &str,
+        op: impl Future<Output = Result<T, RedisError>>,
+    ) -> Result<T, StoreError> {
+        match tokio::time::timeout(self.timeout, op).await {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => Err(self.error(what, e)),
+            Err(_) => Err(self.error(
+                what,
+                format!("timed out after {} ms", self.timeout.as_millis()),
+            )),
+        }
+    }
+
+    /// Sends `pipe` to the single node (one round trip). A pooled
+    /// connection found broken (the server restarted since it was made) is
+    /// dropped and the pipeline sent once more on a new connection: every
+    /// batch this store sends is idempotent.
+    async fn node_query(&self, pool: &NodePool, pipe: &Pipeline) -> Result<Vec<Value>, RedisError> {
+        loop {
+            let mut lease = pool.conn().await?;
+            let result = pipe.query_async::<Vec<Value>>(&mut lease.conn).await;
+            match &result {
+                Err(e) if is_broken(e) => {
+                    pool.invalidate(&lease).await;
+                    if !lease.fresh {
+                        continue;
+                    }
+                }
+                _ => {}
+            }
+            return result;
+        }
+    }
+
+    async fn cluster_conn(&self, cluster: &ClusterLazy) -> Result<ClusterConnection, RedisError> {
+        cluster.conn().await
+    }
+
+    async fn cluster_fail<T>(
+        &self,
+        cluster: &ClusterLazy,
+        r: Result<T, RedisError>,
+    ) -> Result<T, RedisError> {
+        if let Err(e) = &r {
+            if is_broken(e) {
+                cluster.invalidate().await;
+            }
+        }
+        r
+    }
+
+    /// Runs one pipeline per group of keys: one for a single node, one per
+    /// slot on a cluster (all sent at once). `build` fills a pipeline for
+    /// the items of a group; the answer holds each group's replies, with
+    /// the indices of its items.
+    async fn run_grouped<'a, T>(
+        &self,
+        what: &str,
+        items: &'a [T],
+        key: impl Fn(&T) -> &[u8],
+        build: impl Fn(&mut Pipeline, &[&'a T]),
+    ) -> Result<Vec<(Vec<usize>, Vec<Value>)>, StoreError> {
+        match &self.backend {
+            Backend::Node(pool) => {
+                let refs: Vec<&T> = items.iter().collect();
+                let mut pipe = redis::pipe();
+                if self.dialect.transactions {
+                    pipe.atomic();
+                }
+                build(&mut pipe, &refs);
+                let values = self.timed(what, self.node_query(pool, &pipe)).await?;
+                Ok(vec![((0..items.len()).collect(), values)])
+            }
+            Backend::Cluster(cluster) => {
+                let mut by_slot: BTreeMap<u16, Vec<usize>> = BTreeMap::new();
+                for (i, item) in items.iter().enumerate() {
+                    by_slot.entry(codec::slot(key(item))).or_default().push(i);
+                }
+                let op = async {
+                    let conn = self.cluster_conn(cluster).await?;
+                    let r = self
+                        .cluster_batch(cluster, &conn, items, by_slot, &build)
+                        .await;
+                    self.cluster_fail(cluster, r).await
+                };
+                self.timed(what, op).await
+            }
+        }
+    }
+
+    /// A cluster batch: one pipeline per master, holding one
+    /// `MULTI ... EXEC` per slot (a transaction cannot span slots), all
+    /// masters at once. Slots whose master was wrong (a redirect: the slot
+    /// map changed) go again one pipeline per slot, routed by the `redis`
+    /// crate, which follows redirects.
+    async fn cluster_batch<'a, T>(
+        &self,
+        cluster: &ClusterLazy,
+        conn: &ClusterConnection,
+        items: &'a [T],
+        by_slot: BTreeMap<u16, Vec<usize>>,
+        build: &impl Fn(&mut Pipeline, &[&'a T]),
+    ) -> Result<Vec<(Vec<usize>, Vec<Value>)>, RedisError> {
+        let map = self.slot_map(cluster, conn).await?;
+        let mut by_master: BTreeMap<(String, u16), Vec<SlotGroup>> = BTreeMap::new();
+        let mut redo: Vec<SlotGroup> = Vec::new();
+        for (slot, indices) in by_slot {
+            match map.master(slot) {
+                Some(m) => by_master
+                    .entry(m.clone())
+                    .or_default()
+                    .push((slot, indices)),
+                None => redo.push((slot, indices)),
+            }
+        }
+        let per_master = by_master.into_iter().map(|((host, port), slots)| {
+            let mut pipe = redis::pipe();
+            let mut counts = Vec::with_capacity(slots.len());
+            for (_, indices) in &slots {
+                let refs: Vec<&T> = indices.iter().map(|&i| &items[i]).collect();
+                pipe.cmd("MULTI");
+                let before = pipe.len();
+                build(&mut pipe, &refs);
+                counts.push(pipe.len() - before);
+                pipe.cmd("EXEC");
+            }
+            let mut conn = conn.clone();
+            async move {
+                let route = SingleNodeRoutingInfo::ByAddress { host, port };
+                let r = conn.route_pipeline(&pipe, 0, pipe.len(), route).await;
+                (slots, counts, r)
+            }
+        });
+        let mut out = Vec::new();
+        for (slots, counts, result) in futures_util::future::join_all(per_master).await {
+            let replies = match result {
+                Ok(replies) => replies,
+                Err(e) if is_broken(&e) => return Err(e),
+                // A redirect or another server error: redo these slots.
+                Err(_) => {
+                    redo.extend(slots);
+                    continue;
+                }
+            };
+            let mut replies = replies.into_iter();
+            for ((slot, indices), n) in slots.into_iter().zip(counts) {
+                // OK, n × QUEUED, then EXEC's array.
+                let exec = replies.by_ref().nth(n + 1);
+                match exec {
+                    Some(Value::Array(values)) if values.len() == n => out.push((indices, values)),
+                    _ => redo.push((slot, indices)),
+                }
+            }
+        }
+        if !redo.is_empty() {
+            *cluster.slots.write() = None;
+            let queries = redo.into_iter().map(|(_, indices)| {
+                let refs: Vec<&T> = indices.iter().map(|&i| &items[i]).collect();
+                let mut pipe = redis::pipe();
+                pipe.atomic();
+                build(&mut pipe, &refs);
+                let mut conn = conn.clone();
+                async move {
+                    let values = pipe.query_async::<Vec<Value>>(&mut conn).await?;
+                    Ok::<_, RedisError>((indices, values))
+                }
+            });
+            out.extend(try_join_all(queries).await?);
+        }
+        Ok(out)
+    }
+
+    /// The cached slot map, or a fresh one from `CLUSTER SLOTS`.
+    async fn slot_map(
+        &self,
+        cluster: &ClusterLazy,
+        conn: &ClusterConnection,
+    ) -> Result<Arc<SlotMap>, RedisError> {
+        if let Some(map) = cluster.slots.read().clone() {
+            return Ok(map);
+        }
+        let mut conn = conn.clone();
+        let reply = conn
+            .route_command(
+                redis::cmd("CLUSTER").arg("SLOTS"),
+                RoutingInfo::SingleNode(SingleNodeRoutingInfo::Random),
+            )
+            .await?;
+        let map = Arc::new(parse_cluster_slots(reply));
+        *cluster.slots.write() = Some(map.clone());
+        Ok(map)
+    }
+
+    pub async fn get_many(&self, keys: &[Bytes]) -> Result<Vec<Option<Entry>>, StoreError> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let groups = self
+            .run_grouped(
+                "get",
+                keys,
+                |k| k,
+                |pipe, group| {
+                    // One MGET for the values, one PEXPIRETIME per key for the
+                    // exact expiry; atomic, so both describe the same write.
+                    let mut mget = redis::cmd("MGET");
+                    for k in group {
+                        mget.arg(&k[..]);
+                    }
+                    pipe.add_command(mget);
+                    for k in group {
+                        pipe.cmd("PEXPIRETIME").arg(&k[..]);
+                    }
+                },
+            )
+            .await?;
+        let now = now_ms();
+        let mut out = vec![None; keys.len()];
+        for (indices, values) in groups {
+            let n = indices.len();
+            let mut values = values.into_iter();
+            let got = match values.next() {
+                Some(Value::Array(v)) if v.len() == n => v,
+                other => return Err(self.error("get", format!("unexpected MGET reply {other:?}"))),
+            };
+            let expiries: Vec<Value> = values.collect();
+            if expiries.len() != n {
+                return Err(self.error("get", "short PEXPIRETIME replies"));
+            }
+            for ((i, value), expiry) in indices.into_iter().zip(got).zip(expiries) {
+                let raw = match value {
+                    Value::Nil => continue,
+                    Value::BulkString(b) => Bytes::from(b),
+                    other => return Err(self.error("get", format!("unexpected value {other:?}"))),
+                };
+                let expires_at = match expiry {
+                    Value::Int(-1) => None,
+                    Value::Int(t) if t >= 0 => Some(t as u64),
+                    // -2: gone meanwhile (only without transactions).
+                    Value::Int(_) => continue,
+                    other => {
+                        return Err(
+                            self.error("get", format!("unexpected PEXPIRETIME reply {other:?}"))
+                        )
+                    }
+                };
+                let (value, flags) = codec::decode(raw);
+                let entry = Entry::with_flags(value, expires_at, flags);
+                if !entry.is_expired_at(now) {
+                    out[i] = Some(entry);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Applies `batch` (one transaction on a single Redis node; one per slot
+    /// on a cluster). An entry whose expiry has passed is deleted.
+    pub async fn apply(&self, batch: &[Mutation]) -> Result<(), StoreError> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let now = now_ms();
+        let groups = self
+            .run_grouped(
+                "write",
+                batch,
+                |m| m.key(),
+                |pipe, group| {
+                    for m in group {
+                        match m {
+                            Mutation::Set(k, e) => match e.expires_at {
+                                Some(t) if t <= now => {
+                                    pipe.cmd("DEL").arg(&k[..]);
+                                }
+                                Some(t) => {
+                                    pipe.cmd("SET")
+                                        .arg(&k[..])
+                                        .arg(&codec::encode(&e.value, e.flags)[..])
+                                        .arg("PXAT")
+                                        .arg(t);
+                                }
+                                None => {
+                                    pipe.cmd("SET")
+                                        .arg(&k[..])
+                                        .arg(&codec::encode(&e.value, e.flags)[..]);
+                                }
+                            },
+                            Mutation::Delete(k) => {
+                                pipe.cmd("DEL").arg(&k[..]);
+                            }
+                        }
+                    }
+                },
+            )
+            .await?;
+        // Errors inside a pipeline come back as values.
+        for (_, values) in groups {
+            if let Some(Value::ServerError(e)) =
+                values.iter().find(|v| matches!(v, Value::ServerError(_)))
+            {
+                return Err(self.error("write", format!("{e:?}")));
+            }
+        }
+        Ok(())
+    }
+
+    pub async fn set_many(&self, entries: &[(Bytes, Entry)]) -> Result<(), StoreError> {
+        let batch: Vec<Mutation> = entries
+            .iter()
+            .map(|(k, e)| Mutation::Set(k.clone(), e.clone()))
+            .collect();
+        self.apply(&batch).await
+    }
+
+    pub async fn delete_many(&self, keys: &[Bytes]) -> Result<(), StoreError> {
+        let batch: Vec<Mutation> = keys.iter().map(|k| Mutation::Delete(k.clone())).collect();
+        self.apply(&batch).await
+    }
+
+    /// `FLUSHDB` (on every master of a cluster).
+    pub async fn clear(&self) -> Result<(), StoreError> {
+        match &self.backend {
+            Backend::Node(pool) => {
+                let mut pipe = redis::pipe();
+                pipe.cmd("FLUSHDB");
+                self.timed("clear", self.node_query(pool, &pipe)).await?;
+            }
+            Backend::Cluster(cluster) => {
+                let op = async {
+                    let mut conn = self.cluster_conn(cluster).await?;
+                    let r = redis::cmd("FLUSHDB").query_async::<Value>(&mut conn).await;
+                    self.cluster_fail(cluster, r).await
+                };
+                self.timed("clear", op).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Calls `visit` with every page of keys matching `glob` on every node
+    /// (every master of a cluster), and the node's routing for follow-up
+    /// commands. Each `SCAN` call has the store's timeout; the whole walk
+    /// has none (it is O(keys)).
+    async fn scan_all(
+        &self,
+        glob: &[u8],
+        mut visit: impl FnMut(Option<&SingleNodeRoutingInfo>, Vec<Vec<u8>>),
+    ) -> Result<(), StoreError> {
+        let scan_cmd = |cursor: u64| {
+            let mut c = redis::cmd("SCAN");
+            c.arg(cursor)
+                .arg("MATCH")
+                .arg(glob)
+                .arg("COUNT")
+                .arg(SCAN_COUNT);
+            c
+        };
+        match &self.backend {
+            Backend::Node(pool) => {
+                let mut cursor = 0u64;
+                loop {
+                    let mut pipe = redis::pipe();
+                    pipe.add_command(scan_cmd(cursor));
+                    let reply = self.timed("scan", self.node_query(pool, &pipe)).await?;
+                    let (next, keys) = self.scan_reply(reply.into_iter().next())?;
+                    visit(None, keys);
+                    cursor = next;
+                    if cursor == 0 {
+                        return Ok(());
+                    }
+                }
+            }
+            Backend::Cluster(cluster) => {
+                for node in self.masters(cluster).await? {
+                    let mut cursor = 0u64;
+                    loop {
+                        let routing = RoutingInfo::SingleNode(node.clone());
+                        let cmd = scan_cmd(cursor);
+                        let op = async {
+                            let mut conn = self.cluster_conn(cluster).await?;
+                            let r = conn.route_command(&cmd, routing).await;
+                            self.cluster_fail(cluster, r).await
+                        };
+                        let reply = self.timed("scan", op).await?;
+                        let (next, keys) = self.scan_reply(Some(reply))?;
+                        visit(Some(&node), keys);
+                        cursor = next;
+                        if cursor == 0 {
+                            break;
+                        }
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn scan_reply(&self, reply: Option<Value>) -> Result<(u64, Vec<Vec<u8>>), StoreError> {
+        let bad =
+            |v: &dyn std::fmt::Debug| self.error("scan", format!("unexpected SCAN reply {v:?}"));
+        let Some(Value::Array(mut parts)) = reply else {
+            return Err(bad(&reply));
+        };
+        if parts.len() != 2 {
+            return Err(bad(&parts));
+        }
+        let keys = parts.pop().unwrap_or(Value::Nil);
+        let cursor = parts.pop().unwrap_or(Value::Nil);
+        let cursor = match &cursor {
+            Value::BulkString(b) => std::str::from_utf8(b).ok().and_then(|s| s.parse().ok()),
+            Value::SimpleString(s) => s.parse().ok(),
+            Value::Int(n) => u64::try_from(*n).ok(),
+            _ => None,
+        }
+        .ok_or_else(|| bad(&cursor))?;
+        let Value::Array(keys) = keys else {
+            return Err(bad(&keys));
+        };
+        let keys = keys
+            .into_iter()
+            .map(|k| match k {
+                Value::BulkString(b) => Ok(b),
+                other => Err(bad(&other)),
+            })
+            .collect::<Result<_, _>>()?;
+        Ok((cursor, keys))
+    }
+
+    /// The masters of the cluster, from `CLUSTER NODES`.
+    async fn masters(
+        &self,
+        cluster: &ClusterLazy,
+    ) -> Result<Vec<SingleNodeRoutingInfo>, StoreError> {
+        let op = async {
+            let mut conn = self.cluster_conn(cluster).await?;
+            let r = conn
+                .route_command(
+                    redis::cmd("CLUSTER").arg("NODES"),
+                    RoutingInfo::SingleNode(SingleNodeRoutingInfo::Random),
+                )
+                .await;
+            self.cluster_fail(cluster, r).await
+        };
+        let reply = self.timed("cluster nodes", op).await?;
+        let text = match reply {
+            Value::BulkString(b) => String::from_utf8_lossy(&b).into_owned(),
+            Value::VerbatimString { text, .. } => text,
+            Value::SimpleString(s) => s,
+            other => return Err(self.error("cluster nodes", format!("unexpected reply {other:?}"))),
+        };
+        let masters = parse_cluster_masters(&text);
+        if masters.is_empty() {
+            return Err(self.error("cluster nodes", "no master with slots"));
+        }
+        Ok(masters
+            .into_iter()
+            .map(|(host, port)| SingleNodeRoutingInfo::ByAddress { host, port })
+            .collect())
+    }
+
+    /// Up to `limit` keys in byte order from `start` with `prefix`: a full
+    /// `SCAN ... MATCH prefix*` of every node, keeping the `limit` smallest
+    /// keys in range in a bounded heap. O(keys matching the prefix) per
+    /// page; Redis has no ordered key index.
+    pub async fn scan_keys(
+        &self,
+        start: Bound<&[u8]>,
+        prefix: &[u8],
+        limit: usize,
+    ) -> Result<Vec<Bytes>, StoreError> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let mut heap: BinaryHeap<Vec<u8>> = BinaryHeap::new();
+        self.scan_all(&codec::prefix_glob(prefix), |_, keys| {
+            for k in keys {
+                if !in_scan_range(&k, start, prefix) {
+                    continue;
+                }
+                if heap.len() < limit {
+                    heap.push(k);
+                } else if heap.peek().is_some_and(|top| k < *top) {
+                    heap.pop();
+                    heap.push(k);
+                }
+            }
+        })
+        .await?;
+        let mut keys = heap.into_vec();
+        keys.sort_unstable();
+        keys.dedup();
+        Ok(keys.into_iter().map(Bytes::from).collect())
+    }
+
+    /// Live keys: a full `SCAN` (exact: unlike `DBSIZE`, `SCAN` never
+    /// returns a key past its expiry). O(keys).
+    pub async fn count(&self) -> Result<u64, StoreError> {
+        let mut n = 0u64;
+        self.scan_all(b"*", |_, keys| n += keys.len() as u64)
+            .await?;
+        Ok(n)
+    }
+
+    /// A full `SCAN` plus one pipelined `PEXPIRETIME` per page of keys.
+    pub async fn key_stats(&self, now: u64) -> Result<KeyStats, StoreError> {
+        let mut pages: Vec<(Option<SingleNodeRoutingInfo>, Vec<Vec<u8>>)> = Vec::new();
+        self.scan_all(b"*", |node, keys| {
+            if !keys.is_empty() {
+                pages.push((node.cloned(), keys));
+            }
+        })
+        .await?;
+        let mut stats = KeyStats::default();
+        let mut ttl_sum: u128 = 0;
+        for (node, keys) in pages {
+            let mut pipe = redis::pipe();
+            for k in &keys {
+                pipe.cmd("PEXPIRETIME").arg(&k[..]);
+            }
+            let replies = match (&self.backend, node) {
+                (Backend::Node(pool), _) => {
+                    self.timed("key stats", self.node_query(pool, &pipe))
+                        .await?
+                }
+                (Backend::Cluster(cluster), Some(node)) => {
+                    let op = async {
+                        let mut conn = self.cluster_conn(cluster).await?;
+                        let r = conn.route_pipeline(&pipe, 0, keys.len(), node).await;
+                        self.cluster_fail(cluster, r).await
+                    };
+                    self.timed("key stats", op).await?
+                }
+                (Backend::Cluster(_), None) => unreachable!("cluster pages name their node"),
+            };
+            for reply in replies {
+                match reply {
+                    Value::Int(-1) => stats.keys += 1,
+                    Value::Int(t) if t >= 0 => {
+                        let t = t as u64;
+                        if t > now {
+                            stats.keys += 1;
+                            stats.expires += 1;
+                            ttl_sum += (t - now) as u128;
+                        }
+                    }
+                    _ => {} // gone meanwhile
+                }
+            }
+        }
+        if stats.expires > 0 {
+            stats.avg_ttl_ms = (ttl_sum / stats.expires as u128) as u64;
+        }
+        Ok(stats)
+    }
+
+    /// Sends one command to the single node, or routes it by its own keys on
+    /// a cluster (used by tests and `PING`-style checks).
+    pub async fn command(&self, cmd: &Cmd) -> Result<Value, StoreError> {
+        match &self.backend {
+            Backend::Node(pool) => {
+                let mut pipe = redis::pipe();
+                pipe.add_command(cmd.clone());
+                let mut v = self.timed("command", self.node_query(pool, &pipe)).await?;
+                Ok(v.pop().unwrap_or(Value::Nil))
+            }
+            Backend::Cluster(cluster) => {
+                let op = async {
+                    let mut conn = self.cluster_conn(cluster).await?;
+                    let r = cmd.query_async::<Value>(&mut conn).await;
+                    self.cluster_fail(cluster, r).await
+                };
+                self.timed("command", op).await
+            }
+        }
+    }
+}
+
+/// The slot map in a `CLUSTER SLOTS` reply: `[[start, end, [host, port,
+/// id, ...], replicas...], ...]`. Malformed ranges are skipped (their slots
+/// then go through the per-slot path).
+fn parse_cluster_slots(reply: Value) -> SlotMap {
+    let text = |v: &Value| match v {
+        Value::BulkString(b) => Some(String::from_utf8_lossy(b).into_owned()),
+        Value::SimpleString(s) => Some(s.clone()),
+        _ => None,
+    };
+    let mut ranges = Vec::new();
+    if let Value::Array(entries) = reply {
+        for entry in entries {
+            let Value::Array(parts) = entry else { continue };
+            let (Some(Value::Int(start)), Some(Value::Int(end)), Some(Value::Array(master))) =
+                (parts.first(), parts.get(1), parts.get(2))
+            else {
+                continue;
+            };
+            let (Some(host), Some(Value::Int(port))) =
+                (master.first().and_then(text), master.get(1))
+            else {
+                continue;
+            };
+            if let (Ok(start), Ok(end), Ok(port)) = (
+                u16::try_from(*start),
+                u16::try_from(*end),
+                u16::try_from(*port),
+            ) {
+                ranges.push((start, end, (host, port)));
+            }
+        }
+    }
+    ranges.sort_unstable();
+    SlotMap(ranges)
+}
+
+/// `(host, port)` of every master that serves slots, from the text of
+/// `CLUSTER NODES` (`<id> <ip:port@cport[,hostname]> <flags> <master> ...
+/// <slot ranges>`), skipping failed ones.
+fn parse_cluster_masters(text: &str) -> Vec<(String, u16)> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if fields.len() < 9 {
+            continue; // no slots
+        }
+        let flags = fields[2];
+        if !flags.split(',').any(|f| f == "master") || flags.contains("fail") {
+            continue;
+        }
+        let addr = fields[1].split(['@', ',']).next().unwrap_or("");
+        if let Some((host, port)) = addr.rsplit_once(':') {
+            if let Ok(port) = port.parse() {
+                out.push((host.to_string(), port));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{parse_cluster_masters, parse_cluster_slots};
+    use redis::Value;
+
+    #[test]
+    fn cluster_slots_map() {
+        let node = |p: i64| {
+            Value::Array(vec![
+                Value::BulkString(b"127.0.0.1".to_vec()),
+                Value::Int(p),
+                Value::BulkString(b"id".to_vec()),
+            ])
+        };
+        let reply = Value::Array(vec![
+            Value::Array(vec![Value::Int(5461), Value::Int(10922), node(2)]),
+            Value::Array(vec![Value::Int(0), Value::Int(5460), node(1)]),
+            Value::Array(vec![Value::Int(10923), Value::Int(16383), node(3), node(4)]),
+        ]);
+        let map = parse_cluster_slots(reply);
+        let port = |slot| map.master(slot).map(|m| m.1);
+        assert_eq!(port(0), Some(1));
+        assert_eq!(port(5460), Some(1));
+        assert_eq!(port(5461), Some(2));
+        assert_eq!(port(16383), Some(3));
+        let gap = parse_cluster_slots(Value::Array(vec![Value::Array(vec![
+            Value::Int(10),
+            Value::Int(20),
+            node(1),
+        ])]));
+        assert_eq!(gap.master(5), None);
+        assert_eq!(gap.master(21), None);
+        assert!(gap.master(15).is_some());
+    }
+
+    #[test]
+    fn cluster_nodes_masters() {
+        let text = "\
+a1 127.0.0.1:30001@40001 myself,master - 0 0 1 connected 0-5460
+b2 127.0.0.1:30002@40002 master - 0 1 2 connected 5461-10922
+c3 127.0.0.1:30003@40003 master,fail - 0 1 3 connected 10923-16383
+d4 127.0.0.1:30004@40004 slave a1 0 1 1 connected
+e5 127.0.0.1:30005@40005 master - 0 1 0 connected
+";
+        assert_eq!(
+            parse_cluster_masters(text),
+            vec![
+                ("127.0.0.1".to_string(), 30001),
+                ("127.0.0.1".to_string(), 30002)
+            ]
+        );
+    }
+}

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# tiercache's memcached front end vs memcached 1.6, the way issue 4
+# measures it: both servers pinned to core 0 (memcached with one worker
+# thread, -t 1), the load generator to core 1, alternating runs, best of N
+# per server and setting, p99 beside each figure.
+#
+#   scripts/bench-vs-memcached.sh [ROUNDS] [SECONDS]
+#
+# The load generator is `mc-load` from the bench crate (memaslap cannot
+# pipeline and reports latency only as a log2 histogram): 50 connections,
+# 3-byte values (redis-benchmark's default), 100,000 keys, pipeline 1 and
+# 16. Needs memcached (Debian: memcached) and release builds:
+#   cargo build --release -p tiercache -p tiercache-bench --bin tiercache --bin mc-load
+#
+# TIERCACHE_CONFIG=FILE runs tiercache with that config (e.g.
+# scripts/pure-cache.toml: memory tier only, no store, like a server with
+# persistence off); by default it runs the durable default (write-back to
+# SQLite).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+rounds=${1:-5}
+seconds=${2:-5}
+bin=target/release/tiercache
+load=target/release/mc-load
+for b in "$bin" "$load"; do
+  [ -x "$b" ] || { echo "build first: cargo build --release -p tiercache -p tiercache-bench" >&2; exit 2; }
+done
+for tool in memcached taskset; do
+  command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 2; }
+done
+
+work=$(mktemp -d)
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+tc_port=$(free_port)
+mc_port=$(free_port)
+
+config_args=()
+[ -n "${TIERCACHE_CONFIG:-}" ] && config_args=(--config "$TIERCACHE_CONFIG")
+taskset -c 0 "$bin" serve "${config_args[@]}" --data-dir "$work/tc" --resp off --memcache "127.0.0.1:$tc_port" \
+  --admin off 2>"$work/tiercache.log" &
+tc_pid=$!
+# -u root only matters (and is only needed) when running as root.
+taskset -c 0 memcached -p "$mc_port" -U 0 -l 127.0.0.1 -t 1 -m 1024 -u root \
+  >"$work/memcached.log" 2>&1 &
+mc_pid=$!
+trap 'kill $tc_pid $mc_pid 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+for port in "$tc_port" "$mc_port"; do
+  for _ in $(seq 100); do
+    python3 -c "import socket; socket.create_connection(('127.0.0.1', $port))" 2>/dev/null && break
+    sleep 0.1
+  done
+done
+
+declare -A best p99
+for round in $(seq "$rounds"); do
+  for pipeline in 1 16; do
+    for test in set get; do
+      for server in tiercache memcached; do
+        port=$tc_port
+        [ "$server" = memcached ] && port=$mc_port
+        IFS=, read -r name rps _p50 lat < <(taskset -c 1 "$load" --addr "127.0.0.1:$port" \
+          --test "$test" --connections 50 --pipeline "$pipeline" --seconds "$seconds")
+        key="$server/$name/$pipeline"
+        if awk -v a="$rps" -v b="${best[$key]:-0}" 'BEGIN { exit !(a > b) }'; then
+          best[$key]=$rps
+          p99[$key]=$lat
+        fi
+      done
+    done
+  done
+  echo "round $round of $rounds done" >&2
+done
+
+echo "| test | pipeline | tiercache req/s | p99 ms | memcached req/s | p99 ms | ratio |"
+echo "| --- | --- | --- | --- | --- | --- | --- |"
+for pipeline in 1 16; do
+  for test in SET GET; do
+    t=${best[tiercache/$test/$pipeline]:-0}
+    m=${best[memcached/$test/$pipeline]:-0}
+    ratio=$(awk -v a="$t" -v b="$m" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')
+    echo "| $test | $pipeline | $t | ${p99[tiercache/$test/$pipeline]:-} | $m | ${p99[memcached/$test/$pipeline]:-} | **${ratio}×** |"
+  done
+done
