@@ -220,7 +220,7 @@ fn describe_my(e: &mysql_async::Error) -> String {
                 1205 | 3572 => "timed out waiting for a lock",
                 1969 | 3024 => "timed out on the server",
                 1153 | 1301 => "packet too large (raise the server's max_allowed_packet)",
-                1062 | 1216 | 1217 | 1451 | 1452 | 1048 => "constraint violation",
+                1062 | 1216 | 1217 | 1451 | 1452 | 1048 | 3819 | 4025 => "constraint violation",
                 1053 | 1927 | 4031 => "the server is shutting down or closed the connection",
                 _ => "server error",
             };
