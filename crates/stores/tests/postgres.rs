@@ -333,3 +333,20 @@ async fn a_constraint_violation_is_named_and_rolls_back_the_batch() {
     assert!(e.contains("(apply)"), "{e}");
     assert_eq!(s.count().await.unwrap(), 0, "all or nothing");
 }
+
+#[tokio::test]
+async fn a_dropped_table_is_created_again() {
+    let Some(pg) = Postgres::start() else { return };
+    let s = store(&pg, "kv");
+    s.set_many(&[(b("k"), Entry::new("v"))]).await.unwrap();
+    raw_client(&pg.url())
+        .await
+        .batch_execute("DROP TABLE kv")
+        .await
+        .unwrap();
+    // The same store (with statements prepared against the old table).
+    assert_eq!(s.get_many(&[b("k")]).await.unwrap(), vec![None]);
+    s.set_many(&[(b("k"), Entry::new("w"))]).await.unwrap();
+    let got = s.get_many(&[b("k")]).await.unwrap();
+    assert_eq!(got[0].as_ref().map(|e| e.value.clone()), Some(b("w")));
+}

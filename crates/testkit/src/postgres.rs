@@ -19,8 +19,10 @@ pub const POSTGRES_PASSWORD: &str = "tiercache";
 /// OS user (PostgreSQL refuses to run as root), and the directory is owned
 /// by it.
 ///
-/// Tuned to start fast and not to be durable: `fsync=off`,
-/// `synchronous_commit=off`, `full_page_writes=off`, 16 MB of shared buffers.
+/// Tuned to start fast and not to be durable against a machine crash:
+/// `fsync=off`, `full_page_writes=off`, 16 MB of shared buffers. Commits are
+/// still written (to the OS) before they return (`synchronous_commit` stays
+/// on), so a committed write survives [`Postgres::kill`].
 pub struct Postgres {
     bin_dir: PathBuf,
     dir: tempfile::TempDir,
@@ -208,7 +210,7 @@ impl Postgres {
         let data = self.data_dir();
         let log = self.dir.path().join("log");
         let options = format!(
-            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off \
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off \
              -c full_page_writes=off -c shared_buffers=16MB -c max_connections=60",
             self.port,
             path_str(self.dir.path())
