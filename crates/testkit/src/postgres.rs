@@ -1,6 +1,6 @@
 //! A temporary PostgreSQL cluster (`initdb` + `pg_ctl`) on a free port.
 
-use crate::process::{free_port, require_tool_in, wait_for_port};
+use crate::process::{free_port, is_root, require_tool_in, wait_for_port};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -47,14 +47,6 @@ fn postgres_bin_dirs() -> Vec<String> {
         .unwrap_or_default();
     versions.sort_by_key(|v| std::cmp::Reverse(v.0));
     versions.into_iter().map(|(_, d)| d).collect()
-}
-
-fn is_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
-        .unwrap_or(false)
 }
 
 impl Postgres {
