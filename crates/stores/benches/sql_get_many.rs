@@ -97,13 +97,12 @@ fn sql_get_many(c: &mut Criterion) {
     bench_store(c, &rt, "sqlite", Arc::new(sqlite));
 
     if let Some(pg) = Postgres::start() {
-        let store = rt.block_on(async { PostgresStore::new("pg", &pg.url(), "kv", opts) });
+        let store = PostgresStore::new("pg", &pg.url(), "kv", opts);
         bench_store(c, &rt, "postgres", Arc::new(store.expect("postgres store")));
     }
 
     if let Some(db) = Mariadb::start() {
-        // mysql_async's pool needs a runtime to start in.
-        let store = rt.block_on(async { MysqlStore::new("my", &db.url(), "kv", opts) });
+        let store = MysqlStore::new("my", &db.url(), "kv", opts);
         bench_store(c, &rt, "mariadb", Arc::new(store.expect("mysql store")));
     }
 }

@@ -32,11 +32,14 @@
 //!
 //! Connections: the pool connects lazily, so a store can be built while the
 //! server is down. A connection that breaks (server restarted) is dropped
-//! and the operation retried once on a fresh one. Every operation has a
-//! deadline ([`SqlOptions::timeout`]): past it, the operation fails and its
-//! connection is closed; sessions also set `lock_wait_timeout` and
-//! `innodb_lock_wait_timeout` to it (rounded up to whole seconds), so the
-//! server stops waiting on locks too.
+//! and the operation retried once on a fresh one; a table that has
+//! disappeared is created again and the operation retried once. Every
+//! operation has a deadline ([`SqlOptions::timeout`]): past it, the
+//! operation fails and its connection is closed; sessions also set
+//! `lock_wait_timeout` and `innodb_lock_wait_timeout` to it (rounded up to
+//! whole seconds), so the server stops waiting on locks too. Up to
+//! `pool_size` idle connections are kept (a minute unused closes them), and
+//! they are not reset when handed back, so their prepared statements last.
 
 use crate::sql_common::{
     expiry_from_sql, expiry_to_sql, last_wins, long_key_column, real_key, scan_stored, stored_key,
@@ -194,8 +197,14 @@ impl From<mysql_async::Error> for Failure {
 }
 
 impl Failure {
-    /// A connection that broke under the operation: worth one retry on a
-    /// fresh connection.
+    /// Worth one more attempt: the connection broke (the server restarted),
+    /// or the table is gone (error 1146; the schema is created again first).
+    fn is_retryable(&self) -> bool {
+        self.is_broken_connection()
+            || matches!(self, Failure::My(mysql_async::Error::Server(s)) if s.code == 1146)
+    }
+
+    /// A connection that broke under the operation.
     fn is_broken_connection(&self) -> bool {
         matches!(
             self,
@@ -220,7 +229,7 @@ fn describe_my(e: &mysql_async::Error) -> String {
                 1205 | 3572 => "timed out waiting for a lock",
                 1969 | 3024 => "timed out on the server",
                 1153 | 1301 => "packet too large (raise the server's max_allowed_packet)",
-                1062 | 1216 | 1217 | 1451 | 1452 | 1048 => "constraint violation",
+                1062 | 1216 | 1217 | 1451 | 1452 | 1048 | 3819 | 4025 => "constraint violation",
                 1053 | 1927 | 4031 => "the server is shutting down or closed the connection",
                 _ => "server error",
             };
@@ -282,8 +291,8 @@ macro_rules! with_conn {
             };
             match outcome {
                 Ok(v) => break Ok(v),
-                Err(f) if attempt == 1 && f.is_broken_connection() && Instant::now() < deadline => {
-                    tracing::debug!(store = %inner.name, op = $op, "connection broke; retrying once");
+                Err(f) if attempt == 1 && f.is_retryable() && Instant::now() < deadline => {
+                    tracing::debug!(store = %inner.name, op = $op, "retrying once on a fresh connection or schema");
                 }
                 Err(f) => break Err(inner.error($op, &f)),
             }

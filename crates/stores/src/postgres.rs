@@ -26,7 +26,8 @@
 //! Connections: the pool connects lazily, so a store can be built while the
 //! server is down; the first connection that works creates the schema. A
 //! connection that breaks (server restarted) is dropped and the operation
-//! retried once on a fresh one. Every operation has a deadline
+//! retried once on a fresh one; a table that has disappeared is created
+//! again and the operation retried once. Every operation has a deadline
 //! ([`SqlOptions::timeout`]): past it, the operation fails and its
 //! connection is closed; the server also cancels statements that run longer
 //! (`statement_timeout`).
@@ -203,8 +204,16 @@ enum Failure {
 }
 
 impl Failure {
+    /// Worth one more attempt: the connection broke (the server restarted),
+    /// or the table is gone (dropped, or a server restored without it; the
+    /// schema is created again first).
+    fn is_retryable(&self) -> bool {
+        self.is_broken_connection()
+            || matches!(self, Failure::Pg(e) if e.code() == Some(&SqlState::UNDEFINED_TABLE))
+    }
+
     /// A connection that broke under the operation (the server restarted
-    /// or went away): worth one retry on a fresh connection.
+    /// or went away): it is not handed back to the pool.
     fn is_broken_connection(&self) -> bool {
         match self {
             Failure::Pg(e) => e.is_closed() || io_error(e).is_some(),
@@ -351,8 +360,8 @@ macro_rules! with_client {
             };
             match outcome {
                 Ok(v) => break Ok(v),
-                Err(f) if attempt == 1 && f.is_broken_connection() && Instant::now() < deadline => {
-                    tracing::debug!(store = %inner.name, op = $op, "connection broke; retrying once");
+                Err(f) if attempt == 1 && f.is_retryable() && Instant::now() < deadline => {
+                    tracing::debug!(store = %inner.name, op = $op, "retrying once on a fresh connection or schema");
                 }
                 Err(f) => break Err(inner.error($op, &f)),
             }

@@ -310,3 +310,43 @@ async fn connections_are_reused() {
         .get(0);
     assert_eq!(n, 1);
 }
+
+#[tokio::test]
+async fn a_constraint_violation_is_named_and_rolls_back_the_batch() {
+    let Some(pg) = Postgres::start() else { return };
+    let s = store(&pg, "kv");
+    s.count().await.unwrap(); // creates the table
+    let client = raw_client(&pg.url()).await;
+    client
+        .batch_execute("ALTER TABLE kv ADD CONSTRAINT small CHECK (length(value) < 10)")
+        .await
+        .unwrap();
+    let e = s
+        .apply(&[
+            Mutation::Set(b("ok"), Entry::new("fine")),
+            Mutation::Set(b("big"), Entry::new("far too long a value")),
+        ])
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("constraint violation"), "{e}");
+    assert!(e.contains("(apply)"), "{e}");
+    assert_eq!(s.count().await.unwrap(), 0, "all or nothing");
+}
+
+#[tokio::test]
+async fn a_dropped_table_is_created_again() {
+    let Some(pg) = Postgres::start() else { return };
+    let s = store(&pg, "kv");
+    s.set_many(&[(b("k"), Entry::new("v"))]).await.unwrap();
+    raw_client(&pg.url())
+        .await
+        .batch_execute("DROP TABLE kv")
+        .await
+        .unwrap();
+    // The same store (with statements prepared against the old table).
+    assert_eq!(s.get_many(&[b("k")]).await.unwrap(), vec![None]);
+    s.set_many(&[(b("k"), Entry::new("w"))]).await.unwrap();
+    let got = s.get_many(&[b("k")]).await.unwrap();
+    assert_eq!(got[0].as_ref().map(|e| e.value.clone()), Some(b("w")));
+}

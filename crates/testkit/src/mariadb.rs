@@ -1,6 +1,6 @@
 //! A temporary MariaDB server (`mariadb-install-db` + `mariadbd`) on a free port.
 
-use crate::process::{free_port, require_tool_in, wait_for_port};
+use crate::process::{free_port, is_root, require_tool_in, wait_for_port};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -51,11 +51,8 @@ impl Mariadb {
             .arg("--no-defaults")
             .arg(format!("--datadir={}", path_str(&data)))
             .arg(format!("--tmpdir={}", path_str(&tmp)))
-            .args([
-                "--auth-root-authentication-method=normal",
-                "--skip-test-db",
-                "--user=root",
-            ])
+            .args(["--auth-root-authentication-method=normal", "--skip-test-db"])
+            .args(root_user())
             .stdin(Stdio::null())
             .output()
             .expect("run mariadb-install-db");
@@ -176,7 +173,6 @@ impl Mariadb {
             .arg(format!("--port={}", self.port))
             .args([
                 "--bind-address=127.0.0.1",
-                "--user=root",
                 "--skip-log-bin",
                 "--skip-name-resolve",
                 "--innodb-buffer-pool-size=32M",
@@ -184,6 +180,7 @@ impl Mariadb {
                 "--max-allowed-packet=256M",
                 "--max-connections=200",
             ])
+            .args(root_user())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -202,6 +199,16 @@ impl Mariadb {
         while !self.socket().exists() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+}
+
+/// `--user=root` when running as root (mariadbd refuses root otherwise);
+/// nothing for other users, who run it as themselves.
+fn root_user() -> &'static [&'static str] {
+    if is_root() {
+        &["--user=root"]
+    } else {
+        &[]
     }
 }
 

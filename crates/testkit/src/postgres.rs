@@ -1,6 +1,6 @@
 //! A temporary PostgreSQL cluster (`initdb` + `pg_ctl`) on a free port.
 
-use crate::process::{free_port, require_tool_in, wait_for_port};
+use crate::process::{free_port, is_root, require_tool_in, wait_for_port};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -19,8 +19,10 @@ pub const POSTGRES_PASSWORD: &str = "tiercache";
 /// OS user (PostgreSQL refuses to run as root), and the directory is owned
 /// by it.
 ///
-/// Tuned to start fast and not to be durable: `fsync=off`,
-/// `synchronous_commit=off`, `full_page_writes=off`, 16 MB of shared buffers.
+/// Tuned to start fast and not to be durable against a machine crash:
+/// `fsync=off`, `full_page_writes=off`, 16 MB of shared buffers. Commits are
+/// still written (to the OS) before they return (`synchronous_commit` stays
+/// on), so a committed write survives [`Postgres::kill`].
 pub struct Postgres {
     bin_dir: PathBuf,
     dir: tempfile::TempDir,
@@ -45,14 +47,6 @@ fn postgres_bin_dirs() -> Vec<String> {
         .unwrap_or_default();
     versions.sort_by_key(|v| std::cmp::Reverse(v.0));
     versions.into_iter().map(|(_, d)| d).collect()
-}
-
-fn is_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
-        .unwrap_or(false)
 }
 
 impl Postgres {
@@ -208,7 +202,7 @@ impl Postgres {
         let data = self.data_dir();
         let log = self.dir.path().join("log");
         let options = format!(
-            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off \
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off \
              -c full_page_writes=off -c shared_buffers=16MB -c max_connections=60",
             self.port,
             path_str(self.dir.path())

@@ -78,3 +78,13 @@ pub(crate) fn signal(pid: Option<u32>, name: &str) {
         assert!(status.success(), "kill -{name} {pid} failed");
     }
 }
+
+/// True when the tests run as root (database servers then need to be told
+/// which user to run as, or refuse to start).
+pub(crate) fn is_root() -> bool {
+    std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false)
+}

@@ -40,6 +40,11 @@ impl Server {
         Self::launch(data_dir, &[], Some(free_port()))
     }
 
+    /// Starts with the memcached listener on a free port and `extra` arguments.
+    pub fn start_with_memcache_and(data_dir: &Path, extra: &[&str]) -> Server {
+        Self::launch(data_dir, extra, Some(free_port()))
+    }
+
     fn launch(data_dir: &Path, extra: &[&str], memcache_port: Option<u16>) -> Server {
         let port = free_port();
         let memcache = memcache_port.map_or("off".to_string(), |p| format!("127.0.0.1:{p}"));
