@@ -3,6 +3,75 @@
 //! self-healing pool of multiplexed connections to one node, or one cluster
 //! connection), the batched commands, and timeouts.
 
+/// The [`Store`](tiercache_engine::Store) impl of a type whose `core`
+/// field is a [`RespCore`]: [`RedisStore`](crate::RedisStore) and
+/// [`NetworkStore`](crate::NetworkStore) differ only in how the core is
+/// built, so both delegate every operation through this one definition.
+macro_rules! delegate_store_to_core {
+    ($store:ty) => {
+        #[async_trait::async_trait]
+        impl tiercache_engine::Store for $store {
+            fn name(&self) -> &str {
+                &self.core.name
+            }
+
+            async fn get_many(
+                &self,
+                keys: &[bytes::Bytes],
+            ) -> Result<Vec<Option<tiercache_engine::Entry>>, tiercache_engine::StoreError> {
+                self.core.get_many(keys).await
+            }
+
+            async fn set_many(
+                &self,
+                entries: &[(bytes::Bytes, tiercache_engine::Entry)],
+            ) -> Result<(), tiercache_engine::StoreError> {
+                self.core.set_many(entries).await
+            }
+
+            async fn delete_many(
+                &self,
+                keys: &[bytes::Bytes],
+            ) -> Result<(), tiercache_engine::StoreError> {
+                self.core.delete_many(keys).await
+            }
+
+            async fn apply(
+                &self,
+                batch: &[tiercache_engine::Mutation],
+            ) -> Result<(), tiercache_engine::StoreError> {
+                self.core.apply(batch).await
+            }
+
+            async fn count(&self) -> Result<u64, tiercache_engine::StoreError> {
+                self.core.count().await
+            }
+
+            async fn clear(&self) -> Result<(), tiercache_engine::StoreError> {
+                self.core.clear().await
+            }
+
+            async fn scan_keys(
+                &self,
+                start: std::ops::Bound<&[u8]>,
+                prefix: &[u8],
+                limit: usize,
+                _now_ms: u64,
+            ) -> Result<Vec<bytes::Bytes>, tiercache_engine::StoreError> {
+                self.core.scan_keys(start, prefix, limit).await
+            }
+
+            async fn key_stats(
+                &self,
+                now_ms: u64,
+            ) -> Result<tiercache_engine::KeyStats, tiercache_engine::StoreError> {
+                self.core.key_stats(now_ms).await
+            }
+        }
+    };
+}
+pub(crate) use delegate_store_to_core;
+
 use super::codec;
 use bytes::Bytes;
 use futures_util::future::try_join_all;

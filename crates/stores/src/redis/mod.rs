@@ -53,12 +53,9 @@ pub mod codec;
 pub(crate) mod core;
 
 use self::core::{Dialect, RespCore, Target};
-use async_trait::async_trait;
-use bytes::Bytes;
 use redis::{ConnectionInfo, IntoConnectionInfo};
-use std::ops::Bound;
 use std::time::Duration;
-use tiercache_engine::{Entry, KeyStats, Mutation, Store, StoreError};
+use tiercache_engine::StoreError;
 
 /// Operation timeout when none is configured.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);
@@ -203,54 +200,12 @@ impl RedisStore {
     }
 }
 
-#[async_trait]
-impl Store for RedisStore {
-    fn name(&self) -> &str {
-        &self.core.name
-    }
-
-    async fn get_many(&self, keys: &[Bytes]) -> Result<Vec<Option<Entry>>, StoreError> {
-        self.core.get_many(keys).await
-    }
-
-    async fn set_many(&self, entries: &[(Bytes, Entry)]) -> Result<(), StoreError> {
-        self.core.set_many(entries).await
-    }
-
-    async fn delete_many(&self, keys: &[Bytes]) -> Result<(), StoreError> {
-        self.core.delete_many(keys).await
-    }
-
-    async fn apply(&self, batch: &[Mutation]) -> Result<(), StoreError> {
-        self.core.apply(batch).await
-    }
-
-    async fn count(&self) -> Result<u64, StoreError> {
-        self.core.count().await
-    }
-
-    async fn clear(&self) -> Result<(), StoreError> {
-        self.core.clear().await
-    }
-
-    async fn scan_keys(
-        &self,
-        start: Bound<&[u8]>,
-        prefix: &[u8],
-        limit: usize,
-        _now_ms: u64,
-    ) -> Result<Vec<Bytes>, StoreError> {
-        self.core.scan_keys(start, prefix, limit).await
-    }
-
-    async fn key_stats(&self, now_ms: u64) -> Result<KeyStats, StoreError> {
-        self.core.key_stats(now_ms).await
-    }
-}
+crate::redis::core::delegate_store_to_core!(RedisStore);
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tiercache_engine::Store;
 
     #[test]
     fn urls() {
