@@ -33,8 +33,8 @@
 //! (`statement_timeout`).
 
 use crate::sql_common::{
-    expiry_from_sql, expiry_to_sql, last_wins, long_key_column, real_key, scan_stored, stored_key,
-    unique, validate_table, ScanPage, ScanRow, SqlOptions, META_TABLE,
+    expiry_from_sql, expiry_to_sql, last_sets, long_key_column, real_key, scan_stored, split_batch,
+    stored_key, unique, validate_table, ScanPage, ScanRow, SqlOptions, META_TABLE,
 };
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -646,10 +646,7 @@ impl Store for PostgresStore {
         if entries.is_empty() {
             return Ok(());
         }
-        let sets: Vec<(&Bytes, &Entry)> = last_wins(entries, |(k, _)| k)
-            .into_iter()
-            .map(|(k, e)| (k, e))
-            .collect();
+        let sets = last_sets(entries);
         with_client!(self, "set_many", |client| write(
             &mut client,
             &self.inner.sql,
@@ -679,14 +676,7 @@ impl Store for PostgresStore {
         if batch.is_empty() {
             return Ok(());
         }
-        let mut sets = Vec::new();
-        let mut deletes = Vec::new();
-        for m in last_wins(batch, Mutation::key) {
-            match m {
-                Mutation::Set(k, e) => sets.push((k, e)),
-                Mutation::Delete(k) => deletes.push(k),
-            }
-        }
+        let (sets, deletes) = split_batch(batch);
         with_client!(self, "apply", |client| write(
             &mut client,
             &self.inner.sql,

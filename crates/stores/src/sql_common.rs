@@ -26,6 +26,7 @@ use std::future::Future;
 use std::ops::Bound;
 use std::time::Duration;
 use tiercache_engine::store::in_scan_range;
+use tiercache_engine::{Entry, Mutation};
 
 /// How a networked SQL store connects: pool size and operation timeout.
 ///
@@ -153,6 +154,28 @@ pub(crate) fn last_wins<'a, T>(items: &'a [T], key: impl Fn(&'a T) -> &'a Bytes)
         .filter(|(i, item)| last[key(item)] == *i)
         .map(|(_, item)| item)
         .collect()
+}
+
+/// A `set_many` batch as the rows to upsert: the last entry of each key.
+pub(crate) fn last_sets(entries: &[(Bytes, Entry)]) -> Vec<(&Bytes, &Entry)> {
+    last_wins(entries, |(k, _)| k)
+        .into_iter()
+        .map(|(k, e)| (k, e))
+        .collect()
+}
+
+/// An `apply` batch as upserts and deletes, each key's last mutation only
+/// (so the two statements can run in either order).
+pub(crate) fn split_batch(batch: &[Mutation]) -> (Vec<(&Bytes, &Entry)>, Vec<&Bytes>) {
+    let mut sets = Vec::new();
+    let mut deletes = Vec::new();
+    for m in last_wins(batch, Mutation::key) {
+        match m {
+            Mutation::Set(k, e) => sets.push((k, e)),
+            Mutation::Delete(k) => deletes.push(k),
+        }
+    }
+    (sets, deletes)
 }
 
 /// The distinct keys of `keys`, first occurrence first.
@@ -303,6 +326,20 @@ fn sort_tie_groups(rows: &mut [ScanRow]) {
 mod tests {
     use super::*;
     use std::collections::BTreeMap;
+
+    #[test]
+    fn split_batch_keeps_each_keys_last_mutation() {
+        let k = |s: &'static str| Bytes::from_static(s.as_bytes());
+        let batch = vec![
+            Mutation::Set(k("a"), Entry::new("1")),
+            Mutation::Delete(k("b")),
+            Mutation::Delete(k("a")),
+            Mutation::Set(k("b"), Entry::new("2")),
+        ];
+        let (sets, deletes) = split_batch(&batch);
+        assert_eq!(sets, vec![(&k("b"), &Entry::new("2"))]);
+        assert_eq!(deletes, vec![&k("a")]);
+    }
 
     #[test]
     fn short_keys_are_stored_as_is() {

@@ -23,6 +23,7 @@
 //! The file is in WAL mode, so readers never wait for the writer. All SQLite
 //! calls run on tokio's blocking pool so they never stall the async workers.
 
+use crate::sql_common::{last_sets, split_batch, unique};
 use async_trait::async_trait;
 use bytes::Bytes;
 use parking_lot::{Mutex, MutexGuard};
@@ -415,24 +416,6 @@ fn with_statement<T>(
     }
 }
 
-/// Keeps the last occurrence of each key, in input order, so a batch means the
-/// same as applying its items one after another.
-fn last_wins<'a, T>(items: &'a [T], key: impl Fn(&'a T) -> &'a Bytes) -> Vec<&'a T> {
-    let mut last: HashMap<&Bytes, usize> = HashMap::with_capacity(items.len());
-    for (i, item) in items.iter().enumerate() {
-        last.insert(key(item), i);
-    }
-    if last.len() == items.len() {
-        return items.iter().collect();
-    }
-    items
-        .iter()
-        .enumerate()
-        .filter(|(i, item)| last[key(item)] == *i)
-        .map(|(_, item)| item)
-        .collect()
-}
-
 impl Inner {
     fn error(&self, op: &str, cause: &dyn std::fmt::Display) -> StoreError {
         StoreError::new(
@@ -619,11 +602,7 @@ impl Store for SqliteStore {
         }
         let entries = entries.to_vec();
         self.blocking("set_many", move |inner| {
-            let sets: Vec<_> = last_wins(&entries, |(k, _)| k)
-                .into_iter()
-                .map(|(k, e)| (k, e))
-                .collect();
-            inner.write(&sets, &[])
+            inner.write(&last_sets(&entries), &[])
         })
         .await
     }
@@ -633,12 +612,8 @@ impl Store for SqliteStore {
             return Ok(());
         }
         let keys = keys.to_vec();
-        self.blocking("delete_many", move |inner| {
-            let mut seen = HashSet::with_capacity(keys.len());
-            let unique: Vec<&Bytes> = keys.iter().filter(|k| seen.insert(*k)).collect();
-            inner.write(&[], &unique)
-        })
-        .await
+        self.blocking("delete_many", move |inner| inner.write(&[], &unique(&keys)))
+            .await
     }
 
     async fn apply(&self, batch: &[Mutation]) -> Result<(), StoreError> {
@@ -647,14 +622,7 @@ impl Store for SqliteStore {
         }
         let batch = batch.to_vec();
         self.blocking("apply", move |inner| {
-            let mut sets = Vec::new();
-            let mut deletes = Vec::new();
-            for m in last_wins(&batch, Mutation::key) {
-                match m {
-                    Mutation::Set(k, e) => sets.push((k, e)),
-                    Mutation::Delete(k) => deletes.push(k),
-                }
-            }
+            let (sets, deletes) = split_batch(&batch);
             inner.write(&sets, &deletes)
         })
         .await
@@ -763,17 +731,6 @@ mod tests {
     fn placeholders_shape() {
         assert_eq!(placeholders(3, 1), "?,?,?");
         assert_eq!(placeholders(2, 3), "(?,?,?),(?,?,?)");
-    }
-
-    #[test]
-    fn last_wins_keeps_last_occurrence_in_order() {
-        let k = |s: &'static str| Bytes::from_static(s.as_bytes());
-        let items = vec![(k("a"), 1), (k("b"), 2), (k("a"), 3)];
-        let kept: Vec<_> = last_wins(&items, |(k, _)| k)
-            .into_iter()
-            .map(|(_, v)| *v)
-            .collect();
-        assert_eq!(kept, vec![2, 3]);
     }
 
     #[test]
