@@ -15,6 +15,27 @@ pub enum Mutation {
 }
 
 impl Mutation {
+    /// A `set_many` batch as mutations, for stores whose writes all go
+    /// through one `apply`-like path.
+    ///
+    /// ```
+    /// use tiercache_engine::{Entry, Mutation};
+    /// let m = Mutation::sets(&[("k".into(), Entry::new("v"))]);
+    /// assert_eq!(m, vec![Mutation::Set("k".into(), Entry::new("v"))]);
+    /// assert_eq!(Mutation::deletes(&["k".into()]), vec![Mutation::Delete("k".into())]);
+    /// ```
+    pub fn sets(entries: &[(Bytes, Entry)]) -> Vec<Mutation> {
+        entries
+            .iter()
+            .map(|(k, e)| Mutation::Set(k.clone(), e.clone()))
+            .collect()
+    }
+
+    /// A `delete_many` batch as mutations.
+    pub fn deletes(keys: &[Bytes]) -> Vec<Mutation> {
+        keys.iter().map(|k| Mutation::Delete(k.clone())).collect()
+    }
+
     /// The key this mutation touches.
     pub fn key(&self) -> &Bytes {
         match self {

@@ -475,18 +475,11 @@ impl Store for BufferStore {
     }
 
     async fn set_many(&self, entries: &[(Bytes, Entry)]) -> Result<(), StoreError> {
-        self.write(
-            entries
-                .iter()
-                .map(|(k, e)| Mutation::Set(k.clone(), e.clone()))
-                .collect(),
-        )
-        .await
+        self.write(Mutation::sets(entries)).await
     }
 
     async fn delete_many(&self, keys: &[Bytes]) -> Result<(), StoreError> {
-        self.write(keys.iter().map(|k| Mutation::Delete(k.clone())).collect())
-            .await
+        self.write(Mutation::deletes(keys)).await
     }
 
     async fn apply(&self, batch: &[Mutation]) -> Result<(), StoreError> {

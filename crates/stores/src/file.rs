@@ -653,18 +653,11 @@ impl Store for FileStore {
     }
 
     async fn set_many(&self, entries: &[(Bytes, Entry)]) -> Result<(), StoreError> {
-        self.append(
-            entries
-                .iter()
-                .map(|(k, e)| Mutation::Set(k.clone(), e.clone()))
-                .collect(),
-        )
-        .await
+        self.append(Mutation::sets(entries)).await
     }
 
     async fn delete_many(&self, keys: &[Bytes]) -> Result<(), StoreError> {
-        self.append(keys.iter().map(|k| Mutation::Delete(k.clone())).collect())
-            .await
+        self.append(Mutation::deletes(keys)).await
     }
 
     async fn apply(&self, batch: &[Mutation]) -> Result<(), StoreError> {

@@ -586,15 +586,12 @@ impl Store for MemcachedStore {
     }
 
     async fn set_many(&self, entries: &[(Bytes, Entry)]) -> Result<(), StoreError> {
-        let batch: Vec<Mutation> = entries
-            .iter()
-            .map(|(k, e)| Mutation::Set(k.clone(), e.clone()))
-            .collect();
+        let batch: Vec<Mutation> = Mutation::sets(entries);
         self.write_batch(&batch).await
     }
 
     async fn delete_many(&self, keys: &[Bytes]) -> Result<(), StoreError> {
-        let batch: Vec<Mutation> = keys.iter().map(|k| Mutation::Delete(k.clone())).collect();
+        let batch: Vec<Mutation> = Mutation::deletes(keys);
         self.write_batch(&batch).await
     }
 

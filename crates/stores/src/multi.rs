@@ -499,21 +499,12 @@ impl Store for MultiStore {
 
     async fn set_many(&self, entries: &[(Bytes, Entry)]) -> Result<(), StoreError> {
         let _g = self.lock_keys(entries.iter().map(|(k, _)| &k[..])).await;
-        self.write(Op::Apply(
-            entries
-                .iter()
-                .map(|(k, e)| Mutation::Set(k.clone(), e.clone()))
-                .collect(),
-        ))
-        .await
+        self.write(Op::Apply(Mutation::sets(entries))).await
     }
 
     async fn delete_many(&self, keys: &[Bytes]) -> Result<(), StoreError> {
         let _g = self.lock_keys(keys.iter().map(|k| &k[..])).await;
-        self.write(Op::Apply(
-            keys.iter().map(|k| Mutation::Delete(k.clone())).collect(),
-        ))
-        .await
+        self.write(Op::Apply(Mutation::deletes(keys))).await
     }
 
     async fn apply(&self, batch: &[Mutation]) -> Result<(), StoreError> {

@@ -609,15 +609,12 @@ impl RespCore {
     }
 
     pub async fn set_many(&self, entries: &[(Bytes, Entry)]) -> Result<(), StoreError> {
-        let batch: Vec<Mutation> = entries
-            .iter()
-            .map(|(k, e)| Mutation::Set(k.clone(), e.clone()))
-            .collect();
+        let batch: Vec<Mutation> = Mutation::sets(entries);
         self.apply(&batch).await
     }
 
     pub async fn delete_many(&self, keys: &[Bytes]) -> Result<(), StoreError> {
-        let batch: Vec<Mutation> = keys.iter().map(|k| Mutation::Delete(k.clone())).collect();
+        let batch: Vec<Mutation> = Mutation::deletes(keys);
         self.apply(&batch).await
     }
 
