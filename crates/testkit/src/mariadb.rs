@@ -1,9 +1,9 @@
 //! A temporary MariaDB server (`mariadb-install-db` + `mariadbd`) on a free port.
 
-use crate::process::{free_port, is_root, require_tool_in, wait_for_port};
+use crate::process::{free_port, is_root, require_tool_in, wait_for_port, ServerChild};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The database, user and password [`Mariadb::start`] creates.
@@ -22,11 +22,12 @@ pub const MARIADB_PASSWORD: &str = "tiercache";
 /// pool, `innodb_flush_log_at_trx_commit=2` (a commit survives a killed
 /// server, not a machine crash).
 pub struct Mariadb {
+    /// First field: dropped (killed) before the data directory goes.
+    child: ServerChild,
     bin: PathBuf,
     client: PathBuf,
     dir: tempfile::TempDir,
     port: u16,
-    child: Option<Child>,
 }
 
 const SBIN: &[&str] = &["/usr/sbin", "/sbin", "/usr/local/sbin"];
@@ -68,7 +69,7 @@ impl Mariadb {
             client,
             dir,
             port: free_port(),
-            child: None,
+            child: ServerChild::default(),
         };
         server.restart();
         server.root_sql(&format!(
@@ -125,33 +126,18 @@ impl Mariadb {
     /// Kills the server (SIGKILL) and reaps it; the data stays. No-op when
     /// stopped.
     pub fn kill(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            // A paused process must be resumed to die promptly... SIGKILL
-            // works on stopped processes too, but be explicit.
-            let _ = child.kill();
-            let _ = child.wait();
-        }
+        self.child.kill();
     }
 
     /// Pauses the server (SIGSTOP): connections stay open but nothing
     /// answers, as with a hung server.
     pub fn pause(&self) {
-        self.signal("STOP");
+        self.child.pause();
     }
 
     /// Resumes a paused server (SIGCONT).
     pub fn resume(&self) {
-        self.signal("CONT");
-    }
-
-    fn signal(&self, sig: &str) {
-        if let Some(child) = &self.child {
-            let status = Command::new("kill")
-                .args([&format!("-{sig}"), &child.id().to_string()])
-                .status()
-                .expect("run kill");
-            assert!(status.success(), "kill -{sig} mariadbd");
-        }
+        self.child.resume();
     }
 
     /// Starts the server again on the same port with the same data (killing
@@ -186,7 +172,7 @@ impl Mariadb {
             .stderr(Stdio::null())
             .spawn()
             .expect("spawn mariadbd");
-        self.child = Some(child);
+        self.child.set(child);
         let deadline = Instant::now() + Duration::from_secs(30);
         // The port opens before the server is ready for queries; also wait
         // for the socket file, which appears when it is.
@@ -214,10 +200,4 @@ fn root_user() -> &'static [&'static str] {
 
 fn path_str(p: &Path) -> &str {
     p.to_str().expect("utf-8 temp path")
-}
-
-impl Drop for Mariadb {
-    fn drop(&mut self) {
-        self.kill();
-    }
 }

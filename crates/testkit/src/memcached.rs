@@ -1,16 +1,16 @@
 //! `memcached` on a free port.
 
-use crate::process::{free_port, require_tool, wait_for_port};
+use crate::process::{free_port, require_tool, wait_for_port, ServerChild};
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 /// A `memcached` child (TCP only, UDP off), killed on drop; can be stopped
 /// and restarted on the same port.
 pub struct Memcached {
     bin: PathBuf,
-    child: Option<Child>,
+    child: ServerChild,
     port: u16,
     memory_mb: u32,
 }
@@ -27,7 +27,7 @@ impl Memcached {
         let bin = require_tool("memcached", "memcached")?;
         let mut server = Memcached {
             bin,
-            child: None,
+            child: ServerChild::default(),
             port: free_port(),
             memory_mb,
         };
@@ -47,27 +47,24 @@ impl Memcached {
 
     /// The server's process id, while it runs.
     pub fn pid(&self) -> Option<u32> {
-        self.child.as_ref().map(Child::id)
+        self.child.pid()
     }
 
     /// Freezes the server (SIGSTOP): it keeps its socket open but answers
     /// nothing, like a hung server (timeout tests). [`resume`](Self::resume)
     /// undoes it.
     pub fn pause(&self) {
-        crate::process::signal(self.pid(), "STOP");
+        self.child.pause();
     }
 
     /// Lets a [`pause`](Self::pause)d server run again (SIGCONT).
     pub fn resume(&self) {
-        crate::process::signal(self.pid(), "CONT");
+        self.child.resume();
     }
 
     /// Kills (SIGKILL) and reaps the server; no-op when stopped.
     pub fn kill(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
+        self.child.kill();
     }
 
     /// Starts the server again on the same port.
@@ -81,17 +78,11 @@ impl Memcached {
             .stderr(Stdio::null())
             .spawn()
             .expect("spawn memcached");
-        self.child = Some(child);
+        self.child.set(child);
         assert!(
             wait_for_port(self.addr(), Duration::from_secs(10)),
             "memcached did not start on {}",
             self.addr()
         );
-    }
-}
-
-impl Drop for Memcached {
-    fn drop(&mut self) {
-        self.kill();
     }
 }

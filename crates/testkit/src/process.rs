@@ -88,3 +88,49 @@ pub(crate) fn is_root() -> bool {
         .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
         .unwrap_or(false)
 }
+
+/// A server child process: killed (SIGKILL) and reaped on [`kill`] and on
+/// drop, frozen and thawed with SIGSTOP/SIGCONT. Every server of this crate
+/// holds its process in one of these.
+///
+/// [`kill`]: ServerChild::kill
+#[derive(Default)]
+pub(crate) struct ServerChild(Option<std::process::Child>);
+
+impl ServerChild {
+    /// Takes charge of a freshly spawned `child` (killing any previous one).
+    pub(crate) fn set(&mut self, child: std::process::Child) {
+        self.kill();
+        self.0 = Some(child);
+    }
+
+    /// The process id, while it runs.
+    pub(crate) fn pid(&self) -> Option<u32> {
+        self.0.as_ref().map(std::process::Child::id)
+    }
+
+    /// SIGSTOP: sockets stay open, nothing answers (a hung server).
+    pub(crate) fn pause(&self) {
+        signal(self.pid(), "STOP");
+    }
+
+    /// SIGCONT: undoes [`pause`](Self::pause).
+    pub(crate) fn resume(&self) {
+        signal(self.pid(), "CONT");
+    }
+
+    /// SIGKILL (it works on a paused process too) and reap; no-op when
+    /// nothing runs.
+    pub(crate) fn kill(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for ServerChild {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}

@@ -1,9 +1,9 @@
 //! `redis-server` on a free port, optionally also on a unix socket.
 
-use crate::process::{free_port, require_tool, wait_for_port};
+use crate::process::{free_port, require_tool, wait_for_port, ServerChild};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 /// A `redis-server` child, no persistence, killed on drop. It can be
@@ -11,7 +11,7 @@ use std::time::Duration;
 pub struct RedisServer {
     bin: PathBuf,
     args: Vec<String>,
-    child: Option<Child>,
+    child: ServerChild,
     port: u16,
     dir: tempfile::TempDir,
 }
@@ -48,7 +48,7 @@ impl RedisServer {
         let mut server = RedisServer {
             bin,
             args,
-            child: None,
+            child: ServerChild::default(),
             port,
             dir,
         };
@@ -83,28 +83,25 @@ impl RedisServer {
 
     /// The server's process id, while it runs.
     pub fn pid(&self) -> Option<u32> {
-        self.child.as_ref().map(Child::id)
+        self.child.pid()
     }
 
     /// Freezes the server (SIGSTOP): it keeps its socket open but answers
     /// nothing, like a hung server (timeout tests). [`resume`](Self::resume)
     /// undoes it.
     pub fn pause(&self) {
-        crate::process::signal(self.pid(), "STOP");
+        self.child.pause();
     }
 
     /// Lets a [`pause`](Self::pause)d server run again (SIGCONT).
     pub fn resume(&self) {
-        crate::process::signal(self.pid(), "CONT");
+        self.child.resume();
     }
 
     /// Kills the server (SIGKILL) and reaps it; its data is gone (no
     /// persistence). No-op when already stopped.
     pub fn kill(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
+        self.child.kill();
     }
 
     /// Starts the server again on the same port and socket (killing it
@@ -117,17 +114,11 @@ impl RedisServer {
             .stderr(Stdio::null())
             .spawn()
             .expect("spawn redis-server");
-        self.child = Some(child);
+        self.child.set(child);
         assert!(
             wait_for_port(self.addr(), Duration::from_secs(10)),
             "redis-server did not start on {}",
             self.addr()
         );
-    }
-}
-
-impl Drop for RedisServer {
-    fn drop(&mut self) {
-        self.kill();
     }
 }
