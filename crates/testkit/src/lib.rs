@@ -1,11 +1,15 @@
-//! Test-only helpers: start real backend servers for tiercache's tests and
-//! benchmarks, each on a free port in its own temporary directory, stopped
-//! (killed and reaped) when dropped: `redis-server`, `memcached`, a
-//! temporary PostgreSQL cluster ([`Postgres`]) and a temporary MariaDB
-//! ([`Mariadb`]).
+//! Throwaway backend servers for tiercache's tests and its benchmark lab:
+//! each on a free port in its own temporary directory, stopped (killed and
+//! reaped) when dropped: `redis-server`, `memcached`, a temporary PostgreSQL
+//! cluster ([`Postgres`]) and a temporary MariaDB ([`Mariadb`]).
 //!
-//! This crate is a dev-dependency only; nothing in the product links it.
-//! It never talks to a server someone else started.
+//! Tests use it as a dev-dependency; the only product code that links it is
+//! `tiercache bench` (`tiercache-lab`), which starts the servers it compares
+//! against. The caches and stores never do. It never talks to a server
+//! someone else started.
+//!
+//! Each server type has a silent `installed()` check; the lab uses it to
+//! show `not installed` rather than skipping loudly.
 //!
 //! A missing server binary is reported loudly and the caller skips, unless
 //! `TIERCACHE_REQUIRE_BACKENDS=1` (set by `.ci/run`), when it panics: CI

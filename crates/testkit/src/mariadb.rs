@@ -1,6 +1,6 @@
 //! A temporary MariaDB server (`mariadb-install-db` + `mariadbd`) on a free port.
 
-use crate::process::{free_port, is_root, require_tool_in, wait_for_port, ServerChild};
+use crate::process::{find_tool, free_port, is_root, require_tool_in, wait_for_port, ServerChild};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -33,6 +33,14 @@ pub struct Mariadb {
 const SBIN: &[&str] = &["/usr/sbin", "/sbin", "/usr/local/sbin"];
 
 impl Mariadb {
+    /// Whether MariaDB's server, installer and client are installed (a
+    /// silent check: no skip message).
+    pub fn installed() -> bool {
+        ["mariadbd", "mariadb-install-db", "mariadb"]
+            .iter()
+            .all(|tool| find_tool(tool, SBIN).is_some())
+    }
+
     /// Initialises a data directory and starts the server; `None` when
     /// MariaDB is not installed (see the crate docs).
     pub fn start() -> Option<Mariadb> {

@@ -1,6 +1,6 @@
 //! `memcached` on a free port.
 
-use crate::process::{free_port, require_tool, wait_for_port, ServerChild};
+use crate::process::{find_tool, free_port, require_tool, wait_for_port, ServerChild};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -16,6 +16,11 @@ pub struct Memcached {
 }
 
 impl Memcached {
+    /// Whether `memcached` is installed (a silent check: no skip message).
+    pub fn installed() -> bool {
+        find_tool("memcached", &[]).is_some()
+    }
+
     /// Starts `memcached` with 64 MB of memory; `None` when it is not
     /// installed (see the crate docs).
     pub fn start() -> Option<Memcached> {

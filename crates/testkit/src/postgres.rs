@@ -1,6 +1,6 @@
 //! A temporary PostgreSQL cluster (`initdb` + `pg_ctl`) on a free port.
 
-use crate::process::{free_port, is_root, require_tool_in, wait_for_port};
+use crate::process::{find_tool, free_port, is_root, require_tool_in, wait_for_port};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -50,6 +50,14 @@ fn postgres_bin_dirs() -> Vec<String> {
 }
 
 impl Postgres {
+    /// Whether PostgreSQL's server binaries are installed (a silent check:
+    /// no skip message).
+    pub fn installed() -> bool {
+        let dirs = postgres_bin_dirs();
+        let dir_refs: Vec<&str> = dirs.iter().map(String::as_str).collect();
+        find_tool("initdb", &dir_refs).is_some()
+    }
+
     /// Creates and starts a cluster; `None` when PostgreSQL is not installed
     /// (see the crate docs).
     pub fn start() -> Option<Postgres> {

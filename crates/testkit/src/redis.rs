@@ -1,6 +1,6 @@
 //! `redis-server` on a free port, optionally also on a unix socket.
 
-use crate::process::{free_port, require_tool, wait_for_port, ServerChild};
+use crate::process::{find_tool, free_port, require_tool, wait_for_port, ServerChild};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -17,6 +17,11 @@ pub struct RedisServer {
 }
 
 impl RedisServer {
+    /// Whether `redis-server` is installed (a silent check: no skip message).
+    pub fn installed() -> bool {
+        find_tool("redis-server", &[]).is_some()
+    }
+
     /// Starts `redis-server` with `extra` arguments appended (e.g.
     /// `["--requirepass", "secret"]`); `None` when it is not installed
     /// (see the crate docs).

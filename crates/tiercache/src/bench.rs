@@ -1,5 +1,9 @@
-//! `tiercache bench`: measurements run from the command line, a subcommand
-//! group (issue 7 adds `bench stores` and others later).
+//! `tiercache bench`: the benchmark lab and trace replays.
+//!
+//! `tiercache bench [SCENARIO ...] [--quick] [--out DIR] [--require]` runs
+//! the lab's scenarios (`tiercache-lab`: stores, stations, pages,
+//! microcache, sharding, batch; all six when none is named), prints their
+//! tables and writes `DIR/results.json` and `DIR/report.html`.
 //!
 //! `tiercache bench trace --trace FILE --format cache2k|arc --capacity N[,N...] [--json]`
 //! replays a trace file through tiercache's in-process cache
@@ -10,14 +14,40 @@
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Subcommand};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use tiercache_lab::{load_trace, replay, ReplayResult, TierCache, TraceFormat};
+use tiercache_lab::{
+    load_trace, replay, run_lab, LabOptions, ReplayResult, Scenario, TierCache, TraceFormat,
+};
 
 #[derive(Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct BenchArgs {
     #[command(subcommand)]
-    command: BenchCommand,
+    command: Option<BenchCommand>,
+    #[command(flatten)]
+    lab: LabArgs,
+}
+
+/// The lab's arguments (no subcommand).
+#[derive(Args)]
+struct LabArgs {
+    /// Scenarios to run: stores, stations, pages, microcache, sharding, batch (default: all six).
+    #[arg(value_name = "SCENARIO", value_parser = clap::value_parser!(String))]
+    scenarios: Vec<String>,
+    /// Smaller data and shorter runs: all six scenarios in under 3 minutes.
+    #[arg(long)]
+    quick: bool,
+    /// Where to write results.json and report.html.
+    #[arg(long, value_name = "DIR", default_value = "bench-results")]
+    out: PathBuf,
+    /// Fail when a setup cannot run (its server is not installed) instead of showing `not installed`.
+    #[arg(long)]
+    require: bool,
+    /// Directory holding stations.csv (default: ../shared/data, else ./data).
+    #[arg(long, value_name = "DIR")]
+    data: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -55,7 +85,51 @@ struct TraceArgs {
 
 pub fn run(args: BenchArgs) -> ExitCode {
     match args.command {
-        BenchCommand::Trace(args) => trace(&args),
+        Some(BenchCommand::Trace(args)) => trace(&args),
+        None => lab(args.lab),
+    }
+}
+
+fn lab(args: LabArgs) -> ExitCode {
+    let mut scenarios = Vec::new();
+    for name in &args.scenarios {
+        match name.parse::<Scenario>() {
+            Ok(s) if !scenarios.contains(&s) => scenarios.push(s),
+            Ok(_) => {}
+            Err(e) => {
+                eprintln!("tiercache bench: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let data_dir = args.data.unwrap_or_else(|| {
+        ["../shared/data", "data"]
+            .iter()
+            .map(PathBuf::from)
+            .find(|d| d.join("stations.csv").is_file())
+            .unwrap_or_else(|| PathBuf::from("../shared/data"))
+    });
+    let options = LabOptions {
+        quick: args.quick,
+        require: args.require,
+        data_dir,
+        progress: std::io::stderr().is_terminal(),
+    };
+    match run_lab(options, &scenarios, &args.out) {
+        Ok(results) => {
+            println!(
+                "\n{} scenarios in {:.1} s; wrote {} and {}",
+                results.scenarios.len(),
+                results.elapsed_s,
+                args.out.join("results.json").display(),
+                args.out.join("report.html").display()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("tiercache bench: {e}");
+            ExitCode::FAILURE
+        }
     }
 }
 

@@ -1,5 +1,5 @@
 //! The `tiercache` command line: `serve`, `proxy` and `check-config` (SPEC "Command line"),
-//! and the `bench` group (`bench trace`).
+//! and `bench` (the benchmark lab and `bench trace`).
 
 mod bench;
 mod proxy;
@@ -31,7 +31,7 @@ enum Command {
         /// The TOML file to check.
         file: PathBuf,
     },
-    /// Benchmarks; `bench trace` replays a trace file through the in-process cache.
+    /// The benchmark lab (`bench [SCENARIO...] [--quick] [--out DIR]`); `bench trace` replays a cache trace.
     Bench(bench::BenchArgs),
 }
 
