@@ -1005,6 +1005,14 @@ impl Session<'_> {
                     .await
                     .map_err(|e| EngineError::Config(format!("journal task failed: {e}")))??;
             } else {
+                if !wb.journal.is_durable(through) {
+                    // Let the other connections that are ready run their
+                    // batches first: their appends join this one's write
+                    // (or this batch joins theirs), one write() for many
+                    // connections, as Redis writes its AOF once per event
+                    // loop turn. Nothing is acknowledged before the write.
+                    tokio::task::yield_now().await;
+                }
                 wb.journal.commit(through)?;
             }
             *seq = 0;

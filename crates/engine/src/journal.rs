@@ -398,6 +398,11 @@ impl WriteBackJournal {
         then(seq)
     }
 
+    /// Whether every record up to `seq` is already durable per the policy.
+    pub fn is_durable(&self, seq: u64) -> bool {
+        self.durable_seq.load(Ordering::Acquire) >= seq
+    }
+
     /// Makes every record up to `seq` durable per the policy.
     pub fn commit(&self, seq: u64) -> Result<()> {
         if self.durable_seq.load(Ordering::Acquire) >= seq {
