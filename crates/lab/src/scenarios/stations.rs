@@ -219,9 +219,12 @@ fn prepare(
             .map(|()| Source::Redis(addr)),
         Prep::Memcached => rt
             .block_on(async {
-                let store =
-                    tiercache_stores::MemcachedStore::open("stations-load", &[addr.clone()], None)
-                        .map_err(|e| e.to_string())?;
+                let store = tiercache_stores::MemcachedStore::open(
+                    "stations-load",
+                    std::slice::from_ref(&addr),
+                    None,
+                )
+                .map_err(|e| e.to_string())?;
                 setups::load_kv(&store, stations).await
             })
             .map(|()| Source::Memcached(addr)),

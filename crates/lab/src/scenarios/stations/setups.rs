@@ -123,7 +123,7 @@ impl Backend {
                 RedisStore::open("stations-redis", url, 1, None).map_err(|e| e.to_string())?,
             )),
             Source::Memcached(addr) => Backend::Kv(Arc::new(
-                MemcachedStore::open("stations-memcached", &[addr.clone()], None)
+                MemcachedStore::open("stations-memcached", std::slice::from_ref(addr), None)
                     .map_err(|e| e.to_string())?,
             )),
             Source::Tiercache { db, dir } => {
