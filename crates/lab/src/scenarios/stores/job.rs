@@ -277,12 +277,13 @@ mod tests {
     #[test]
     fn popular_pages_are_liked_far_more_than_the_tail() {
         let (aggs, likes) = reference(&generate(&small())).unwrap();
-        let head = aggs.get(&1).map_or(0, |a| a.fans) as f64;
-        assert!(
-            head / likes as f64 > 0.05,
-            "page 1 has {head} of {likes} likes"
-        );
-        assert!(aggs.len() > 200, "only {} distinct pages", aggs.len());
+        // Likes are distinct per profile: the head page can have at most
+        // one fan per profile.
+        let head = aggs.get(&1).map_or(0, |a| a.fans);
+        assert!(head > 100, "page 1 has {head} fans of 300 profiles");
+        let once = aggs.values().filter(|a| a.fans == 1).count();
+        assert!(once > 100, "only {once} pages have a single fan");
+        assert_eq!(aggs.values().map(|a| a.fans as u64).sum::<u64>(), likes);
     }
 
     #[test]
@@ -293,7 +294,7 @@ mod tests {
         agg.absorb(&p, 9);
         assert_eq!(agg.fans, 1);
         assert_eq!(agg.gender, [0, 1, 0]);
-        assert_eq!(agg.age[3], 1, "29 years old in 2009");
+        assert_eq!(agg.age[2], 1, "29 years old in 2009: 25-34");
         assert_eq!(agg.country[6], 1);
         assert_eq!(agg.co_liked.iter().sum::<u32>(), 2, "two other pages");
         let enc = agg.encode();

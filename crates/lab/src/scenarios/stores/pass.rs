@@ -251,3 +251,70 @@ impl Store for Counting {
 /// The namespace's write-back flush interval: longer than any pass, so the
 /// dirty values stay in RAM until the final flush, as in the seed.
 pub const HOLD: Duration = Duration::from_secs(3_600);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenarios::stores::job::{generate, reference, JobParams};
+    use tiercache_engine::testing::MemoryStore;
+
+    #[test]
+    fn a_pass_leaves_the_reference_and_a_wrong_value_is_caught() {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data.txt");
+        let text = generate(&JobParams {
+            profiles: 200,
+            pages: 1_000,
+            zipf_s: 1.0,
+            mean_likes: 12.0,
+            max_likes: 100,
+            seed: 3,
+        });
+        std::fs::write(&data, &text).unwrap();
+        let (reference, likes) = reference(&text).unwrap();
+        let pages: Vec<u32> = reference.keys().copied().collect();
+        let absent: Vec<u32> = (1..=1_000)
+            .filter(|q| !reference.contains_key(q))
+            .take(5)
+            .collect();
+        let keys: Vec<Bytes> = pages.iter().chain(&absent).map(|&p| page_key(p)).collect();
+        let store = MemoryStore::new("m");
+        rt.block_on(async {
+            let r = run_pass(&data, Target::Direct(&store), &ProgressBar::hidden())
+                .await
+                .unwrap();
+            assert_eq!(r.updates, likes);
+            assert_eq!(r.latency_us.len(), 200);
+            let values = read_back(Target::Direct(&store), &keys).await.unwrap();
+            assert_eq!(
+                check(&reference, &pages, &absent, &values).unwrap(),
+                keys.len()
+            );
+            // One lost update on one page is caught.
+            let mut agg = reference[&pages[0]].clone();
+            agg.fans -= 1;
+            store
+                .set_many(&[(page_key(pages[0]), Entry::new(agg.encode()))])
+                .await
+                .unwrap();
+            let values = read_back(Target::Direct(&store), &keys).await.unwrap();
+            let err = check(&reference, &pages, &absent, &values).unwrap_err();
+            assert!(err.starts_with("1 of"), "{err}");
+            // A value for a page nobody liked is caught.
+            store
+                .set_many(&[
+                    (
+                        page_key(pages[0]),
+                        Entry::new(reference[&pages[0]].encode()),
+                    ),
+                    (page_key(absent[0]), Entry::new("x")),
+                ])
+                .await
+                .unwrap();
+            let values = read_back(Target::Direct(&store), &keys).await.unwrap();
+            let err = check(&reference, &pages, &absent, &values).unwrap_err();
+            assert!(err.contains("nobody likes it"), "{err}");
+        });
+    }
+}
