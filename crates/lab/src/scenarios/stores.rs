@@ -173,7 +173,7 @@ pub fn run_with(ctx: &mut Ctx, p: &JobParams) -> Result<ScenarioReport, LabError
             ));
             bar.finish_and_clear();
             let result = outcome.map_err(|e| fail(format!("{setup}: {e}")))?;
-            let (reads, keys_read, writes) = counting.take();
+            let (reads, keys_read, writes) = result.store_calls;
             report.row(&setup, "seconds", "s", result.seconds);
             report.percentiles.push(Percentiles::from_histogram_us(
                 &setup,
@@ -182,7 +182,7 @@ pub fn run_with(ctx: &mut Ctx, p: &JobParams) -> Result<ScenarioReport, LabError
             ));
             if ram {
                 stats.push(format!(
-                    "{setup}: {reads} store reads ({keys_read} keys, {:.2} per profile), {writes} flush writes, flush {:.3} s",
+                    "{setup}: {reads} store reads ({keys_read} keys, {:.2} per profile), {writes} flush writes, flush {:.3} s of the pass",
                     reads as f64 / p.profiles as f64,
                     result.flush_seconds
                 ));
@@ -273,7 +273,8 @@ async fn measure(
             .await
             .map_err(|e| e.to_string())?;
         store.take();
-        let result = run_pass(data, Target::Engine(&engine), bar).await?;
+        let mut result = run_pass(data, Target::Engine(&engine), bar).await?;
+        result.store_calls = store.take();
         // `null` keeps nothing: its aggregates can only be read through the engine.
         let values = if stores_data {
             read_back(Target::Direct(store.as_ref()), &keys).await?
@@ -286,7 +287,8 @@ async fn measure(
         result
     } else {
         store.take();
-        let result = run_pass(data, Target::Direct(store.as_ref()), bar).await?;
+        let mut result = run_pass(data, Target::Direct(store.as_ref()), bar).await?;
+        result.store_calls = store.take();
         if stores_data {
             let values = read_back(Target::Direct(store.as_ref()), &keys).await?;
             check(expected.reference, expected.pages, expected.absent, &values)?;

@@ -26,6 +26,9 @@ pub struct PassResult {
     pub latency_us: Histogram<u64>,
     /// Read-modify-writes done (one per like).
     pub updates: u64,
+    /// `(get_many calls, keys read, write calls)` that reached the store
+    /// during the pass (filled in by the caller, which owns the counter).
+    pub store_calls: (u64, u64, u64),
 }
 
 /// Where the pass reads and writes: the store itself, or the engine.
@@ -99,6 +102,7 @@ pub async fn run_pass(
         flush_seconds,
         latency_us,
         updates,
+        store_calls: (0, 0, 0),
     })
 }
 
