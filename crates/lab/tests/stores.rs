@@ -67,7 +67,7 @@ fn every_store_runs_the_job_directly_and_behind_the_ram_tier() {
     }
     assert_eq!(report.rows.len(), expected);
     assert!(expected >= 6, "null, memory and sqlite need no server");
-    assert_eq!(report.baseline.as_deref(), Some("null"));
+    assert_eq!(report.baseline.as_deref(), Some("null+ram"));
     assert!(
         report
             .notes

@@ -38,9 +38,14 @@ fn data_dir() -> PathBuf {
 fn unknown_scenarios_are_refused_with_the_list_of_names() {
     let run = tiercache(&["bench", "stores", "disk"], None);
     assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(run.stderr.contains("unknown scenario `disk`"), "{}", run.stderr);
     assert!(
-        run.stderr.contains("stores, stations, pages, microcache, sharding, batch"),
+        run.stderr.contains("unknown scenario `disk`"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("stores, stations, pages, microcache, sharding, batch"),
         "{}",
         run.stderr
     );
@@ -74,7 +79,11 @@ fn missing_servers_show_as_not_installed_and_fail_only_under_require() {
         &a.iter().map(String::as_str).collect::<Vec<_>>(),
         Some(empty.path()),
     );
-    assert_eq!(run.code, 0, "stdout:\n{}\nstderr:\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        run.code, 0,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
     assert!(run.stdout.contains("% of csv-scan"), "{}", run.stdout);
     assert!(
         run.stdout.contains("not installed (redis-server)"),
@@ -105,7 +114,11 @@ fn missing_servers_show_as_not_installed_and_fail_only_under_require() {
         assert_eq!(p50["unit"], "ms");
         assert!(p50["value"].as_f64().unwrap() > 0.0, "{p50}");
     }
-    assert!(json["machine"]["cpus"].as_u64().unwrap() >= 1, "{}", json["machine"]);
+    assert!(
+        json["machine"]["cpus"].as_u64().unwrap() >= 1,
+        "{}",
+        json["machine"]
+    );
     assert!(
         json["versions"]
             .as_array()
@@ -116,10 +129,17 @@ fn missing_servers_show_as_not_installed_and_fail_only_under_require() {
         json["versions"]
     );
     let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
-    assert!(html.starts_with("<!DOCTYPE html>"), "{}", &html[..100.min(html.len())]);
+    assert!(
+        html.starts_with("<!DOCTYPE html>"),
+        "{}",
+        &html[..100.min(html.len())]
+    );
     assert!(html.contains("<svg"), "no chart in the report");
     assert!(html.contains("not installed (redis-server)"));
-    assert!(!html.contains("<script"), "the report must be self-contained, no scripts");
+    assert!(
+        !html.contains("<script"),
+        "the report must be self-contained, no scripts"
+    );
 
     // With --require: the same run fails and names what was missing.
     let dir = out.path().join("require");
@@ -128,10 +148,15 @@ fn missing_servers_show_as_not_installed_and_fail_only_under_require() {
         &a.iter().map(String::as_str).collect::<Vec<_>>(),
         Some(empty.path()),
     );
-    assert_eq!(run.code, 1, "stdout:\n{}\nstderr:\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        run.code, 1,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
     assert!(run.stderr.contains("--require"), "{}", run.stderr);
     assert!(
-        run.stderr.contains("stations/redis: not installed (redis-server)"),
+        run.stderr
+            .contains("stations/redis: not installed (redis-server)"),
         "{}",
         run.stderr
     );

@@ -19,9 +19,12 @@
 //!   many profiles (locality the RAM tier can use) and a long tail is seen
 //!   once or twice (every first sight is a store miss);
 //! - one read-modify-write per like: read the page's aggregate, decode it,
-//!   add the fan (fan count, gender, age bucket, country, and a 32-slot
-//!   sketch of the other pages the fan likes), encode it, write it back.
-//!   The value is a compact fixed 237-byte record ([`job::Aggregate`]).
+//!   add the fan (fan count, gender, age bucket, country, and for each other
+//!   page the fan likes, one more co-liked count: the seed author's fan-page
+//!   correlations), encode it, write it back ([`job::Aggregate`]: 113 fixed
+//!   bytes plus 8 per co-liked page, so popular pages grow to tens of KB
+//!   and most of the job's time is decoding and encoding them, as
+//!   unserialising PHP arrays was in the seed).
 //!
 //! The reads and writes of one profile are batched (`get_many`, then
 //! `set_many`): that is how the `Store` trait is used, and it is the same
@@ -42,7 +45,11 @@
 //! what a tiercache user would: one `Session`, per profile `get_many`,
 //! `set_many` and `commit` (the write-back journal append).
 //!
-//! Baseline: `null` (the seed's "% of Null"). After every pass the store
+//! Baseline: `null+ram`. The seed's table ("% of Null") was measured with
+//! its RAM cache on for every row, `Null` included, so its `Null` is our
+//! `null+ram`; `null` without the tier is shown too, but it never reads a
+//! value back (every read misses) and so skips most of the analysis.
+//! After every pass the store
 //! (after the flush) is read back and every page's aggregate compared with
 //! [`job::reference`], computed in plain Rust from the same file, plus
 //! pages nobody liked must be absent; `null` is exempt (it stores nothing)
@@ -52,7 +59,8 @@
 //!
 //! Quick: 2,000 profiles (about 24,000 read-modify-writes per setup, all
 //! 16 setups in well under 35 s with the servers' start). Full: the seed's
-//! 10,000 profiles. The bar: `redis-tcp+ram` within 1.10× of `null`.
+//! 10,000 profiles. The bar: `redis-tcp+ram` within 1.10× of the seed's
+//! `Null` (`null+ram`); the notes also give the ratio to bare `null`.
 
 mod job;
 mod pass;
@@ -85,7 +93,7 @@ const BACKENDS: [&str; 8] = [
     "mysql",
 ];
 
-/// The bar: `redis-tcp+ram` at most this many times `null`.
+/// The bar: `redis-tcp+ram` at most this many times the seed's `Null`.
 const BAR: f64 = 1.10;
 
 /// The job's parameters for quick or full mode.
@@ -110,7 +118,7 @@ pub fn run(ctx: &mut Ctx) -> Result<ScenarioReport, LabError> {
 pub fn run_with(ctx: &mut Ctx, p: &JobParams) -> Result<ScenarioReport, LabError> {
     let fail = |m: String| LabError::scenario(SC, m);
     let mut report = ScenarioReport::new(SC);
-    report.baseline = Some("null".into());
+    report.baseline = Some("null+ram".into());
     report.param("profiles", p.profiles as u64);
     report.param("pages", p.pages);
     report.param("zipf_exponent", p.zipf_s);
@@ -118,7 +126,6 @@ pub fn run_with(ctx: &mut Ctx, p: &JobParams) -> Result<ScenarioReport, LabError
     report.param("max_likes_per_profile", p.max_likes as u64);
     report.param("seed", p.seed);
     report.param("quick", ctx.quick());
-    report.param("value_bytes", job::ENCODED_LEN as u64);
     report.param("memory_tier_bytes", MEMORY_BYTES);
 
     let dir = tempfile::tempdir().map_err(|e| fail(format!("temp dir: {e}")))?;
@@ -128,6 +135,12 @@ pub fn run_with(ctx: &mut Ctx, p: &JobParams) -> Result<ScenarioReport, LabError
     let (reference, likes) = job::reference(&text).map_err(fail)?;
     report.param("likes", likes);
     report.param("distinct_pages_liked", reference.len() as u64);
+    let sizes: Vec<usize> = reference.values().map(|a| a.encoded_len()).collect();
+    report.param(
+        "value_bytes_mean",
+        (sizes.iter().sum::<usize>() / sizes.len().max(1)) as u64,
+    );
+    report.param("value_bytes_max", *sizes.iter().max().unwrap_or(&0) as u64);
     let mut pages: Vec<u32> = reference.keys().copied().collect();
     pages.sort_unstable();
     // Up to 100 pages of the universe nobody liked: they must stay absent.
@@ -214,19 +227,27 @@ pub fn run_with(ctx: &mut Ctx, p: &JobParams) -> Result<ScenarioReport, LabError
     Ok(report)
 }
 
-/// The bar's verdict, for the notes.
+/// The bar's verdict, for the notes. The seed's rows were all measured with
+/// its RAM cache on, its `Null` included (22.1 s): that row is `null+ram`
+/// here. `null` without the tier never reads a value back (every read
+/// misses), so it skips most of the analysis; both ratios are reported.
 fn bar_note(report: &ScenarioReport) -> String {
-    match (
+    let ratio = |base: &str| match (
         report.value("redis-tcp+ram", "seconds"),
-        report.value("null", "seconds"),
+        report.value(base, "seconds"),
     ) {
-        (Some(r), Some(n)) => {
-            let ratio = r / n;
-            format!(
-                "bar: redis-tcp+ram / null = {ratio:.3} (must be <= {BAR:.2}): {}",
-                if ratio <= BAR { "met" } else { "NOT met" }
-            )
-        }
+        (Some(r), Some(b)) if b > 0.0 => Some(r / b),
+        _ => None,
+    };
+    let verdict = |r: f64| if r <= BAR { "met" } else { "NOT met" };
+    match (ratio("null+ram"), ratio("null")) {
+        (Some(seed), Some(bare)) => format!(
+            "bar: redis-tcp+ram / null+ram (the seed's Null row, RAM cache on) = {seed:.3}, \
+             must be <= {BAR:.2}: {}; against null without the tier (which never reads a \
+             value back, so skips most of the analysis) {bare:.2}x: {}",
+            verdict(seed),
+            verdict(bare)
+        ),
         _ => "bar: redis-tcp+ram / null not measured (redis-server unavailable)".into(),
     }
 }

@@ -35,8 +35,6 @@ pub const COUNTRIES: [&str; 16] = [
 ];
 /// Age buckets: <18, 18–24, 25–34, 35–44, 45–54, 55–64, 65+.
 const AGE_BUCKETS: usize = 7;
-/// Slots of the co-liked sketch.
-const SKETCH: usize = 32;
 /// The year ages are computed against (the seed's data is from 2009).
 const YEAR: u32 = 2009;
 const NAME_SYLLABLES: [&str; 12] = [
@@ -130,17 +128,13 @@ fn age_bucket(age: u32) -> usize {
     }
 }
 
-/// The slot of page `q` in another page's co-liked sketch.
-fn sketch_slot(q: u32) -> usize {
-    // Fibonacci hashing: the top 5 bits of a multiplicative hash.
-    (q.wrapping_mul(0x9E37_79B1) >> 27) as usize % SKETCH
-}
-
-/// A page's aggregate: how many fans, their demographics, and a sketch of
-/// which other pages its fans also like (counts per hashed slot: a
-/// count-min row, so "fans of P who like Q" is bounded by slot(Q)).
-/// Every field is a sum, so the result does not depend on the order the
-/// profiles are absorbed in.
+/// A page's aggregate: how many fans, their demographics, and for every
+/// other page its fans also like, how many of them do — the seed author's
+/// fan-page correlation analysis ("fans of P also like Q"). Popular pages
+/// grow large records (thousands of co-liked pages), so decoding and
+/// re-encoding them is most of the job's work, as unserialising PHP arrays
+/// was in the seed. Every field is a sum, so the result does not depend on
+/// the order the profiles are absorbed in.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Aggregate {
     /// Fans.
@@ -151,14 +145,17 @@ pub struct Aggregate {
     pub age: [u32; AGE_BUCKETS],
     /// Fans per country.
     pub country: [u32; COUNTRIES.len()],
-    /// Co-liked sketch.
-    pub co_liked: [u32; SKETCH],
+    /// `(other page, fans of this page who like it)`, sorted by page.
+    pub co_liked: Vec<(u32, u32)>,
 }
 
 /// Version byte in front of an encoded aggregate.
-const FORMAT: u8 = 1;
-/// Encoded size: version + every counter as a little-endian u32.
-pub const ENCODED_LEN: usize = 1 + 4 * (1 + 3 + AGE_BUCKETS + COUNTRIES.len() + SKETCH);
+const FORMAT: u8 = 2;
+/// Fixed counters: fans, genders, age buckets, countries.
+const FIXED: usize = 1 + 3 + AGE_BUCKETS + COUNTRIES.len();
+/// Size of the fixed part: version, the counters, the co-liked count (all
+/// little-endian u32); then 8 bytes per co-liked page.
+pub const FIXED_LEN: usize = 1 + 4 * (FIXED + 1);
 
 impl Aggregate {
     /// Adds one fan, `profile`, of page `page`.
@@ -168,10 +165,19 @@ impl Aggregate {
         self.age[profile.age] += 1;
         self.country[profile.country] += 1;
         for &q in &profile.pages {
-            if q != page {
-                self.co_liked[sketch_slot(q)] += 1;
+            if q == page {
+                continue;
+            }
+            match self.co_liked.binary_search_by_key(&q, |&(p, _)| p) {
+                Ok(i) => self.co_liked[i].1 += 1,
+                Err(i) => self.co_liked.insert(i, (q, 1)),
             }
         }
+    }
+
+    /// The encoded size of this aggregate.
+    pub fn encoded_len(&self) -> usize {
+        FIXED_LEN + 8 * self.co_liked.len()
     }
 
     fn counters(&self) -> impl Iterator<Item = &u32> {
@@ -179,7 +185,6 @@ impl Aggregate {
             .chain(&self.gender)
             .chain(&self.age)
             .chain(&self.country)
-            .chain(&self.co_liked)
     }
 
     fn counters_mut(&mut self) -> impl Iterator<Item = &mut u32> {
@@ -187,15 +192,19 @@ impl Aggregate {
             .chain(&mut self.gender)
             .chain(&mut self.age)
             .chain(&mut self.country)
-            .chain(&mut self.co_liked)
     }
 
     /// The compact value stored per page.
     pub fn encode(&self) -> Bytes {
-        let mut out = Vec::with_capacity(ENCODED_LEN);
+        let mut out = Vec::with_capacity(self.encoded_len());
         out.push(FORMAT);
         for c in self.counters() {
             out.extend_from_slice(&c.to_le_bytes());
+        }
+        out.extend_from_slice(&(self.co_liked.len() as u32).to_le_bytes());
+        for &(q, n) in &self.co_liked {
+            out.extend_from_slice(&q.to_le_bytes());
+            out.extend_from_slice(&n.to_le_bytes());
         }
         out.into()
     }
@@ -203,17 +212,33 @@ impl Aggregate {
     /// Decodes a stored value; a value of another shape is an error (a
     /// store returning wrong bytes must fail the setup, not skew it).
     pub fn decode(value: &[u8]) -> Result<Aggregate, String> {
-        if value.len() != ENCODED_LEN || value[0] != FORMAT {
+        let u32_at =
+            |i: usize| u32::from_le_bytes([value[i], value[i + 1], value[i + 2], value[i + 3]]);
+        if value.len() < FIXED_LEN || value[0] != FORMAT {
             return Err(format!(
-                "stored aggregate has {} bytes (version {:?}), expected {ENCODED_LEN} (version {FORMAT})",
+                "stored aggregate has {} bytes (version {:?}), expected at least {FIXED_LEN} (version {FORMAT})",
                 value.len(),
                 value.first()
             ));
         }
-        let mut agg = Aggregate::default();
-        for (c, b) in agg.counters_mut().zip(value[1..].chunks_exact(4)) {
-            *c = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        let n = u32_at(FIXED_LEN - 4) as usize;
+        if value.len() != FIXED_LEN + 8 * n {
+            return Err(format!(
+                "stored aggregate has {} bytes for {n} co-liked pages, expected {}",
+                value.len(),
+                FIXED_LEN + 8 * n
+            ));
         }
+        let mut agg = Aggregate::default();
+        for (i, c) in agg.counters_mut().enumerate() {
+            *c = u32_at(1 + 4 * i);
+        }
+        agg.co_liked = (0..n)
+            .map(|j| {
+                let at = FIXED_LEN + 8 * j;
+                (u32_at(at), u32_at(at + 4))
+            })
+            .collect();
         Ok(agg)
     }
 }
@@ -296,9 +321,16 @@ mod tests {
         assert_eq!(agg.gender, [0, 1, 0]);
         assert_eq!(agg.age[2], 1, "29 years old in 2009: 25-34");
         assert_eq!(agg.country[6], 1);
-        assert_eq!(agg.co_liked.iter().sum::<u32>(), 2, "two other pages");
+        assert_eq!(
+            agg.co_liked,
+            vec![(3, 1), (4, 1)],
+            "two other pages, sorted"
+        );
+        parse_line("6\tbob\tm\t1950\tUS\t9,4", &mut p).unwrap();
+        agg.absorb(&p, 9);
+        assert_eq!(agg.co_liked, vec![(3, 1), (4, 2)]);
         let enc = agg.encode();
-        assert_eq!(enc.len(), ENCODED_LEN);
+        assert_eq!(enc.len(), FIXED_LEN + 16);
         assert_eq!(Aggregate::decode(&enc).unwrap(), agg);
         assert!(Aggregate::decode(&enc[1..]).is_err());
         assert!(parse_line("5\tanna\tx\t1980\tBE\t3", &mut p).is_err());
