@@ -534,6 +534,18 @@ fn parse_head(resp: &httparse::Response<'_, '_>) -> io::Result<(Head, BodyKind)>
     Ok((Head { status, close }, kind))
 }
 
+/// One `GET path` on a new connection to `addr`: the status and the body
+/// (for an app that fetches from its origin on a cache miss).
+pub async fn fetch(addr: SocketAddr, path: &str) -> io::Result<(u16, Vec<u8>)> {
+    let mut conn = Conn::connect(addr).await?;
+    let request = format!(
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nUser-Agent: tiercache-bench\r\nConnection: close\r\n\r\n"
+    );
+    let mut body = Vec::new();
+    let head = conn.exchange(request.as_bytes(), &mut body).await?;
+    Ok((head.status, body))
+}
+
 /// Deterministic pseudo-random bytes picked from `alphabet`, for page and
 /// document bodies (a fixed seed: every run serves the same content).
 pub fn filler(seed: u64, len: usize, alphabet: &[u8]) -> String {
