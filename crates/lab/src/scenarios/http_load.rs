@@ -172,7 +172,11 @@ async fn drive(
     });
     let mut tasks = Vec::with_capacity(load.connections);
     for c in 0..load.connections {
-        let picker = Picker::new(choose, resources.len(), load.seed ^ (c as u64 + 1) * 0x9E37);
+        let picker = Picker::new(
+            choose,
+            resources.len(),
+            load.seed ^ ((c as u64 + 1) * 0x9E37),
+        );
         tasks.push(tokio::spawn(connection(
             addr,
             resources.clone(),

@@ -57,7 +57,7 @@ pub fn document() -> Bytes {
     let tail = "\"}]";
     let pad = DOC_BYTES - doc.len() - head.len() - tail.len();
     doc.push_str(&head);
-    doc.extend(std::iter::repeat_n('x', pad));
+    doc.push_str(&"x".repeat(pad));
     doc.push_str(tail);
     debug_assert_eq!(doc.len(), DOC_BYTES);
     Bytes::from(doc)
