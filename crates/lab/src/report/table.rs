@@ -86,10 +86,7 @@ pub fn render(report: &ScenarioReport) -> String {
         }
         for k in &report.skipped {
             let mut line = vec![k.setup.clone(), k.reason.clone()];
-            line.extend(std::iter::repeat_n(
-                String::new(),
-                metrics.len().saturating_sub(1),
-            ));
+            line.resize(metrics.len() + 1, String::new());
             lines.push(line);
         }
         if pct {

@@ -4,6 +4,8 @@
 //! cannot run in [`ScenarioReport::skipped`](crate::ScenarioReport).
 
 pub mod batch;
+pub mod http_app;
+pub mod http_load;
 pub mod microcache;
 pub mod pages;
 pub mod sharding;
