@@ -86,7 +86,7 @@ pub fn render(report: &ScenarioReport) -> String {
         }
         for k in &report.skipped {
             let mut line = vec![k.setup.clone(), k.reason.clone()];
-            line.resize(metrics.len() + 1, String::new());
+            line.resize((metrics.len() + 1).max(2), String::new());
             lines.push(line);
         }
         if pct {
