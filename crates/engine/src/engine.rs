@@ -333,9 +333,17 @@ impl Engine {
                                 Ok(Some(entry)) => {
                                     let entry = core.with_default_ttl(&key, entry);
                                     let mut s = self.session();
-                                    drop(guard); // our own write would invalidate the flight
+                                    // Lead until the value is in the tiers: a
+                                    // request arriving meanwhile follows this
+                                    // flight instead of loading again. Our own
+                                    // write marks the flight invalidated, which
+                                    // only stops a load result filling L1; the
+                                    // write put the entry there itself. If the
+                                    // write fails, the dropped guard sends the
+                                    // followers back to retry.
                                     s.set_entry(key.clone(), entry.clone()).await?;
                                     s.commit().await?;
+                                    guard.finish(Ok(Some(entry.clone())));
                                     return Ok(Some(entry));
                                 }
                                 other => other,

@@ -168,10 +168,11 @@ impl Store for MemoryStore {
 }
 
 /// Wraps a store and fails every call while switched off, like a database
-/// that went away. Counts the failures it produced.
+/// that went away, and can make writes slow. Counts the failures it produced.
 pub struct FlakyStore<S> {
     inner: Arc<S>,
     down: AtomicBool,
+    write_delay_us: AtomicU64,
     /// How many calls failed because the store was down.
     pub failures: AtomicU64,
 }
@@ -182,7 +183,22 @@ impl<S: Store> FlakyStore<S> {
         FlakyStore {
             inner,
             down: AtomicBool::new(false),
+            write_delay_us: AtomicU64::new(0),
             failures: AtomicU64::new(0),
+        }
+    }
+
+    /// Makes every write (`set_many`, `delete_many`, `apply`) take `delay`
+    /// first, like a slow network store.
+    pub fn set_write_delay(&self, delay: std::time::Duration) {
+        self.write_delay_us
+            .store(delay.as_micros() as u64, Ordering::SeqCst);
+    }
+
+    async fn slow_write(&self) {
+        let us = self.write_delay_us.load(Ordering::SeqCst);
+        if us > 0 {
+            tokio::time::sleep(std::time::Duration::from_micros(us)).await;
         }
     }
 
@@ -220,14 +236,17 @@ impl<S: Store> Store for FlakyStore<S> {
     }
     async fn set_many(&self, entries: &[(Bytes, Entry)]) -> Result<(), StoreError> {
         self.check()?;
+        self.slow_write().await;
         self.inner.set_many(entries).await
     }
     async fn delete_many(&self, keys: &[Bytes]) -> Result<(), StoreError> {
         self.check()?;
+        self.slow_write().await;
         self.inner.delete_many(keys).await
     }
     async fn apply(&self, batch: &[Mutation]) -> Result<(), StoreError> {
         self.check()?;
+        self.slow_write().await;
         self.inner.apply(batch).await
     }
     async fn count(&self) -> Result<u64, StoreError> {
