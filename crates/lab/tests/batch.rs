@@ -8,7 +8,7 @@ use tiercache_lab::{ChartKind, Ctx, LabOptions};
 
 #[test]
 fn batch_scenario_measures_every_method_on_every_database() {
-    let data_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data");
+    let data_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data");
     let mut ctx = Ctx::new(LabOptions {
         quick: true,
         require: tiercache_testkit::backends_required(),

@@ -8,7 +8,7 @@ fn microcache_measures_every_setup_on_verified_responses() {
     let mut ctx = Ctx::new(LabOptions {
         quick: true,
         require: false,
-        data_dir: std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data"),
+        data_dir: std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data"),
         progress: false,
     })
     .unwrap();

@@ -13,7 +13,7 @@ fn ctx() -> Ctx {
     Ctx::new(LabOptions {
         quick: true,
         require: false,
-        data_dir: std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data"),
+        data_dir: std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data"),
         progress: false,
     })
     .unwrap()

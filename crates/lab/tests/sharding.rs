@@ -10,7 +10,7 @@ fn every_cell_of_the_grid_has_a_checked_rate() {
     let mut ctx = Ctx::new(LabOptions {
         quick: true,
         require: false,
-        data_dir: "../../../shared/data".into(),
+        data_dir: concat!(env!("CARGO_MANIFEST_DIR"), "/../../data").into(),
         progress: false,
     })
     .unwrap();

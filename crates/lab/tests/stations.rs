@@ -7,7 +7,7 @@ use tiercache_lab::{ChartKind, Ctx, LabOptions};
 
 #[test]
 fn stations_scenario_measures_and_verifies_every_setup() {
-    let data_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data");
+    let data_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data");
     let mut ctx = Ctx::new(LabOptions {
         quick: true,
         require: tiercache_testkit::backends_required(),

@@ -10,7 +10,7 @@ fn every_store_runs_the_job_directly_and_behind_the_ram_tier() {
     let mut ctx = Ctx::new(LabOptions {
         quick: true,
         require: false,
-        data_dir: "../../../shared/data".into(),
+        data_dir: concat!(env!("CARGO_MANIFEST_DIR"), "/../../data").into(),
         progress: false,
     })
     .unwrap();

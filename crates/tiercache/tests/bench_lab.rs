@@ -31,7 +31,7 @@ fn tiercache(args: &[&str], path_env: Option<&Path>) -> Run {
 }
 
 fn data_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data")
 }
 
 #[test]

@@ -3,7 +3,7 @@ use super::setups::{self, Scratch};
 use std::path::PathBuf;
 
 fn stations() -> Vec<Station> {
-    let csv = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/stations.csv");
+    let csv = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/stations.csv");
     data::load_stations(&csv).expect("stations.csv")
 }
 
