@@ -21,7 +21,7 @@
 use bytes::Bytes;
 use sha2::{Digest, Sha256};
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::future::Future;
 use std::ops::Bound;
 use std::time::Duration;
@@ -138,22 +138,27 @@ pub(crate) fn validate_table(table: &str, max_len: usize) -> Result<(), String> 
 /// The table holding the schema version (shared by every store in a database).
 pub(crate) const META_TABLE: &str = "tiercache_meta";
 
-/// Keeps the last occurrence of each key, in input order, so a batch means the
-/// same as applying its items one after another.
+/// Keeps the last occurrence of each key, so a batch means the same as
+/// applying its items one after another; the result is in key order.
+///
+/// Key order because every SQL store upserts into a B-tree on the key: a
+/// write-back flush hands over keys in hash order, and rows in random order
+/// each land on a different leaf page. Sorted, a 10,000-row flush into a
+/// 100,000-key SQLite table ran 2.4× (3-byte values) to 3× (100-byte)
+/// faster (`cargo bench -p tiercache-stores --bench sqlite_flush`). Sorting
+/// also replaces the hash map the deduplication needed.
 pub(crate) fn last_wins<'a, T>(items: &'a [T], key: impl Fn(&'a T) -> &'a Bytes) -> Vec<&'a T> {
-    let mut last: HashMap<&Bytes, usize> = HashMap::with_capacity(items.len());
-    for (i, item) in items.iter().enumerate() {
-        last.insert(key(item), i);
+    let mut sorted: Vec<&'a T> = items.iter().collect();
+    // Stable: equal keys keep their input order, so a run's last is the newest.
+    sorted.sort_by(|a, b| key(a).cmp(key(b)));
+    let mut kept: Vec<&'a T> = Vec::with_capacity(sorted.len());
+    for item in sorted {
+        match kept.last_mut() {
+            Some(last) if key(last) == key(item) => *last = item,
+            _ => kept.push(item),
+        }
     }
-    if last.len() == items.len() {
-        return items.iter().collect();
-    }
-    items
-        .iter()
-        .enumerate()
-        .filter(|(i, item)| last[key(item)] == *i)
-        .map(|(_, item)| item)
-        .collect()
+    kept
 }
 
 /// A `set_many` batch as the rows to upsert: the last entry of each key.
@@ -389,14 +394,39 @@ mod tests {
     }
 
     #[test]
-    fn last_wins_keeps_last_occurrence_in_order() {
+    fn last_wins_keeps_each_keys_last_occurrence_in_key_order() {
         let k = |s: &'static str| Bytes::from_static(s.as_bytes());
-        let items = vec![(k("a"), 1), (k("b"), 2), (k("a"), 3)];
+        let items = vec![
+            (k("b"), 1),
+            (k("a"), 2),
+            (k("b"), 3),
+            (k("c"), 4),
+            (k("a"), 5),
+            (k("b"), 6),
+        ];
         let kept: Vec<_> = last_wins(&items, |(k, _)| k)
             .into_iter()
-            .map(|(_, v)| *v)
+            .map(|(k, v)| (k.clone(), *v))
             .collect();
-        assert_eq!(kept, vec![2, 3]);
+        assert_eq!(kept, vec![(k("a"), 5), (k("b"), 6), (k("c"), 4)]);
+    }
+
+    proptest::proptest! {
+        /// Same result as applying the items one after another to a map.
+        #[test]
+        fn last_wins_matches_sequential_application(
+            items in proptest::collection::vec((0u8..20, proptest::num::u32::ANY), 0..200)
+        ) {
+            let items: Vec<(Bytes, u32)> =
+                items.into_iter().map(|(k, v)| (Bytes::from(vec![k]), v)).collect();
+            let mut model = std::collections::BTreeMap::new();
+            for (k, v) in &items {
+                model.insert(k.clone(), *v);
+            }
+            let kept: Vec<(Bytes, u32)> =
+                last_wins(&items, |(k, _)| k).into_iter().cloned().collect();
+            proptest::prop_assert_eq!(kept, model.into_iter().collect::<Vec<_>>());
+        }
     }
 
     #[test]
