@@ -47,13 +47,15 @@ async fn concurrent_misses_run_the_loader_once_per_key() {
         for t in tasks {
             t.await.unwrap();
         }
-        let loads = loads.lock().unwrap();
-        let repeated: Vec<_> = loads.iter().filter(|(_, &n)| n != 1).collect();
-        assert_eq!(loads.len(), 50, "{mode:?}");
-        assert!(
-            repeated.is_empty(),
-            "{mode:?}: keys loaded more than once: {repeated:?}"
-        );
+        {
+            let loads = loads.lock().unwrap();
+            let repeated: Vec<_> = loads.iter().filter(|(_, &n)| n != 1).collect();
+            assert_eq!(loads.len(), 50, "{mode:?}");
+            assert!(
+                repeated.is_empty(),
+                "{mode:?}: keys loaded more than once: {repeated:?}"
+            );
+        }
         engine.shutdown().await.unwrap();
     }
 }

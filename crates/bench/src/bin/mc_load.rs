@@ -208,7 +208,7 @@ fn main() {
             .map(|i| {
                 connection(
                     &args,
-                    0x9e37_79b9_7f4a_7c15 ^ (i as u64 + 1) * 0x1000_0001,
+                    0x9e37_79b9_7f4a_7c15 ^ ((i as u64 + 1) * 0x1000_0001),
                     deadline,
                 )
             })
