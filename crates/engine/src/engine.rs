@@ -726,11 +726,12 @@ impl Core {
             match (&ns.wb, ns.cfg.write_mode) {
                 (Some(wb), _) => {
                     wb.wait_for_room(self.backpressure_wait).await?;
-                    for (k, op) in ops {
-                        let seq = wb.write(k.clone(), op);
-                        self.flights.invalidate(&k);
-                        commit_through[idx] = commit_through[idx].max(seq);
+                    let keys: Vec<Bytes> = ops.iter().map(|(k, _)| k.clone()).collect();
+                    let seq = wb.write_many(ops);
+                    for k in &keys {
+                        self.flights.invalidate(k);
                     }
+                    commit_through[idx] = commit_through[idx].max(seq);
                 }
                 (None, mode) => {
                     let ops = last_write_per_key(ops);

@@ -398,6 +398,26 @@ impl WriteBackJournal {
         then(seq)
     }
 
+    /// Appends a set (`Some`) or delete (`None`) per item under one lock
+    /// acquisition, with consecutive sequence numbers, then runs
+    /// `then(first_seq)` before releasing it (see [`Self::append_with`]).
+    /// `then` is not run for an empty batch.
+    pub fn append_many_with<'k, T>(
+        &self,
+        items: impl IntoIterator<Item = (&'k [u8], Option<&'k Entry>)>,
+        then: impl FnOnce(u64) -> T,
+    ) -> Option<T> {
+        let mut inner = self.inner.lock();
+        let first = inner.last_seq + 1;
+        for (key, entry) in items {
+            inner.last_seq += 1;
+            let seq = inner.last_seq;
+            let op = if entry.is_some() { OP_SET } else { OP_DELETE };
+            encode(&mut inner.buf, op, seq, key, entry);
+        }
+        (inner.last_seq >= first).then(|| then(first))
+    }
+
     /// Whether every record up to `seq` is already durable per the policy.
     pub fn is_durable(&self, seq: u64) -> bool {
         self.durable_seq.load(Ordering::Acquire) >= seq

@@ -145,6 +145,16 @@ impl WriteBack {
     /// Queues `op` for `key`; returns the number of pending keys.
     fn insert_pending(&self, key: Bytes, op: Option<Entry>, seq: u64) -> usize {
         let mut q = self.queue.lock();
+        self.insert_pending_locked(&mut q, key, op, seq)
+    }
+
+    fn insert_pending_locked(
+        &self,
+        q: &mut Queue,
+        key: Bytes,
+        op: Option<Entry>,
+        seq: u64,
+    ) -> usize {
         let added = weight(&key, &op);
         self.dirty_bytes.fetch_add(added, Ordering::Relaxed);
         match q.pending.entry(key) {
@@ -169,26 +179,40 @@ impl WriteBack {
         q.pending.len()
     }
 
-    /// Journals a set (`Some`) or delete (`None`) of `key` and queues it; the
-    /// memory tier is updated pinned. Returns the journal sequence number the
-    /// caller must commit before acknowledging. The caller holds the key's
-    /// write lock, so per-key order is journal order.
-    pub(crate) fn write(&self, key: Bytes, op: Option<Entry>) -> u64 {
-        let (seq, pending) = self.journal.append_with(&key, op.as_ref(), |seq| {
-            (seq, self.insert_pending(key.clone(), op.clone(), seq))
-        });
-        match op {
-            Some(e) => {
-                self.l1.put(key, e, seq);
+    /// Journals sets (`Some`) and deletes (`None`) and queues them; the
+    /// memory tier is updated pinned. Returns the last journal sequence
+    /// number (0 for an empty batch), which the caller must commit before
+    /// acknowledging. The caller holds the keys' write locks, so per-key
+    /// order is journal order; operations on one key keep their order (the
+    /// last one wins). One journal lock and one queue lock serve the batch.
+    pub(crate) fn write_many(&self, ops: Vec<(Bytes, Option<Entry>)>) -> u64 {
+        let items = ops.iter().map(|(k, op)| (&k[..], op.as_ref()));
+        let Some((first, pending)) = self.journal.append_many_with(items, |first| {
+            let mut q = self.queue.lock();
+            let mut pending = 0;
+            for (i, (key, op)) in ops.iter().enumerate() {
+                pending =
+                    self.insert_pending_locked(&mut q, key.clone(), op.clone(), first + i as u64);
             }
-            None => {
-                self.l1.remove(&key);
+            (first, pending)
+        }) else {
+            return 0;
+        };
+        let last = first + ops.len() as u64 - 1;
+        for (i, (key, op)) in ops.into_iter().enumerate() {
+            match op {
+                Some(e) => {
+                    self.l1.put(key, e, first + i as u64);
+                }
+                None => {
+                    self.l1.remove(&key);
+                }
             }
         }
         if pending >= self.flush_batch {
             self.wake.notify_one();
         }
-        seq
+        last
     }
 
     /// Waits while dirty data exceeds the high-water mark, up to `max_wait`.

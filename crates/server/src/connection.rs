@@ -161,8 +161,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
         let mut session = self.engine.session();
         let mut flow = Flow::Continue;
         let mut executed = 0;
-        for &(first, end) in &self.requests {
-            let args = Args::new(batch, &self.ranges[first..end]);
+        let mut plain_sets: Vec<Args<'_>> = Vec::new();
+        let mut i = 0;
+        while i < self.requests.len() {
             let mut ctx = Ctx {
                 session: &mut session,
                 engine: &self.engine,
@@ -170,8 +171,28 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
                 client: &mut self.client,
                 server: &self.server,
             };
+            let request = |i: usize| {
+                let (first, end) = self.requests[i];
+                Args::new(batch, &self.ranges[first..end])
+            };
+            // A run of plain SETs is written as one engine batch.
+            plain_sets.clear();
+            while i + plain_sets.len() < self.requests.len() {
+                let args = request(i + plain_sets.len());
+                if !cmd::set::is_plain(&args, &ctx) {
+                    break;
+                }
+                plain_sets.push(args);
+            }
+            if plain_sets.len() > 1 {
+                cmd::set::run_plain_batch(&plain_sets, &mut ctx).await;
+                executed += plain_sets.len();
+                i += plain_sets.len();
+                continue;
+            }
             executed += 1;
-            if cmd::execute(&args, &mut ctx).await == Flow::Close {
+            i += 1;
+            if cmd::execute(&request(i - 1), &mut ctx).await == Flow::Close {
                 flow = Flow::Close;
                 break;
             }

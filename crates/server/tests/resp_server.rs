@@ -4,6 +4,7 @@ mod common;
 
 use common::{encode, Reply, TestServer};
 use std::time::Duration;
+use tiercache_engine::Store;
 use tiercache_server::{Limits, ServerConfig};
 
 fn int(n: i64) -> Reply {
@@ -581,5 +582,96 @@ async fn requests_split_across_many_writes() {
         let v = format!("value-{i}-{}", "z".repeat(i));
         assert_eq!(c.read().await, Reply::bulk(&v), "GET {i}");
     }
+    server.shutdown().await;
+}
+
+/// Runs of plain `SET key value` in one pipelined batch are written as one
+/// engine batch; the replies, the final values and what reaches the store
+/// must be those of running them one by one, and anything that is not a
+/// plain SET (options, an error, a read, NOAUTH) keeps its place in order.
+#[tokio::test]
+async fn pipelined_plain_sets_act_like_sets_run_one_by_one() {
+    let mut config = tiercache_server::ServerConfig::default();
+    config.limits.max_key_len = 16;
+    let server = TestServer::start_with(config).await;
+    let mut c = server.client().await;
+    let long_key = "k".repeat(17);
+    let requests: Vec<Vec<&[u8]>> = vec![
+        vec![b"SET", b"a", b"1"],
+        vec![b"SET", b"b", b"2"],
+        vec![b"SET", b"a", b"3"],
+        vec![b"GET", b"a"],
+        vec![b"set", b"c", b"4"],
+        vec![b"SET", b"a", b"5"],
+        vec![b"SET", long_key.as_bytes(), b"x"],
+        vec![b"SET", b"d", b"6"],
+        vec![b"SET", b"e", b"7", b"EX", b"100"],
+        vec![b"SET", b"f", b"8"],
+        vec![b"SET", b"f", b"9"],
+        vec![b"SET", b"only-two"],
+        vec![b"GET", b"f"],
+    ];
+    let mut bytes = Vec::new();
+    for r in &requests {
+        bytes.extend(encode(r));
+    }
+    c.send_raw(&bytes).await;
+    let ok = Reply::ok();
+    let expected = [
+        ok.clone(),
+        ok.clone(),
+        ok.clone(),
+        Reply::bulk("3"),
+        ok.clone(),
+        ok.clone(),
+        Reply::Error("ERR key too long (17 bytes, the limit is 16)".into()),
+        ok.clone(),
+        ok.clone(),
+        ok.clone(),
+        ok.clone(),
+        Reply::Error("ERR wrong number of arguments for 'set' command".into()),
+        Reply::bulk("9"),
+    ];
+    for (i, want) in expected.iter().enumerate() {
+        assert_eq!(&c.read().await, want, "reply {i}");
+    }
+    for (k, v) in [("a", "5"), ("b", "2"), ("c", "4"), ("d", "6"), ("f", "9")] {
+        assert_eq!(c.cmd(&["GET", k]).await, Reply::bulk(v), "{k}");
+    }
+    assert!(matches!(c.cmd(&["TTL", "e"]).await, Reply::Int(95..=100)));
+    assert_eq!(c.cmd(&["TTL", "a"]).await, Reply::Int(-1));
+    // Through the write-back queue to the store, last value per key.
+    server.engine.flush().await.unwrap();
+    let keys: Vec<bytes::Bytes> = ["a", "b", "f"].iter().map(|k| (*k).into()).collect();
+    let stored = server.store.get_many(&keys).await.unwrap();
+    let values: Vec<_> = stored
+        .iter()
+        .map(|e| e.as_ref().unwrap().value.clone())
+        .collect();
+    assert_eq!(values, vec!["5", "2", "9"]);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn pipelined_plain_sets_before_auth_are_refused_one_by_one() {
+    let mut config = tiercache_server::ServerConfig::default();
+    config.requirepass = Some("pw".into());
+    let server = TestServer::start_with(config).await;
+    let mut c = server.client().await;
+    let mut bytes = Vec::new();
+    bytes.extend(encode(&[b"SET", b"a", b"1"]));
+    bytes.extend(encode(&[b"SET", b"b", b"2"]));
+    bytes.extend(encode(&[b"AUTH", b"pw"]));
+    bytes.extend(encode(&[b"SET", b"a", b"3"]));
+    bytes.extend(encode(&[b"SET", b"b", b"4"]));
+    c.send_raw(&bytes).await;
+    let noauth = Reply::Error("NOAUTH Authentication required.".into());
+    assert_eq!(c.read().await, noauth);
+    assert_eq!(c.read().await, noauth);
+    for _ in 0..3 {
+        assert_eq!(c.read().await, Reply::ok());
+    }
+    assert_eq!(c.cmd(&["GET", "a"]).await, Reply::bulk("3"));
+    assert_eq!(c.cmd(&["GET", "b"]).await, Reply::bulk("4"));
     server.shutdown().await;
 }

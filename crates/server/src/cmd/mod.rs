@@ -47,7 +47,7 @@ mod rename;
 mod reset;
 mod scan;
 mod select;
-mod set;
+pub(crate) mod set;
 mod time;
 mod ttl;
 

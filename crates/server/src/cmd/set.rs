@@ -177,3 +177,39 @@ pub async fn setex(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, unit: Unit) -> Flow {
     }
     Flow::Continue
 }
+
+/// True for `SET key value` without options, from a client that may run it,
+/// with a key within the size limit: the requests [`run_plain_batch`] may
+/// take together. Anything else goes through [`super::execute`] one by one.
+pub fn is_plain(args: &Args<'_>, ctx: &Ctx<'_, '_>) -> bool {
+    args.len() == 3
+        && args.is(0, "set")
+        && ctx.client.authenticated
+        && args.get(1).len() <= ctx.server.config.limits.max_key_len
+}
+
+/// Runs consecutive plain `SET key value` requests of one pipelined batch
+/// as one engine write (`Session::set_many`): one lock pass, one
+/// back-pressure check and one journal append for the run, instead of one
+/// of each per request — what a pipelined `SET` load spends most of its
+/// non-network time on. The result is the same as running them in order
+/// (a key named twice ends with its last value); each request gets its own
+/// reply, and an engine error fails every request of the run.
+pub async fn run_plain_batch(requests: &[Args<'_>], ctx: &mut Ctx<'_, '_>) {
+    let entries = requests
+        .iter()
+        .map(|args| (args.bytes(1), tiercache_engine::Entry::new(args.bytes(2))))
+        .collect();
+    match ctx.session.set_many(entries).await {
+        Ok(()) => {
+            for _ in requests {
+                reply::ok(ctx.out);
+            }
+        }
+        Err(e) => {
+            for _ in requests {
+                ctx.engine_error(&e);
+            }
+        }
+    }
+}
