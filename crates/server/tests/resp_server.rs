@@ -591,7 +591,7 @@ async fn requests_split_across_many_writes() {
 /// plain SET (options, an error, a read, NOAUTH) keeps its place in order.
 #[tokio::test]
 async fn pipelined_plain_sets_act_like_sets_run_one_by_one() {
-    let mut config = tiercache_server::ServerConfig::default();
+    let mut config = ServerConfig::default();
     config.limits.max_key_len = 16;
     let server = TestServer::start_with(config).await;
     let mut c = server.client().await;
@@ -654,8 +654,10 @@ async fn pipelined_plain_sets_act_like_sets_run_one_by_one() {
 
 #[tokio::test]
 async fn pipelined_plain_sets_before_auth_are_refused_one_by_one() {
-    let mut config = tiercache_server::ServerConfig::default();
-    config.requirepass = Some("pw".into());
+    let config = ServerConfig {
+        requirepass: Some("pw".into()),
+        ..Default::default()
+    };
     let server = TestServer::start_with(config).await;
     let mut c = server.client().await;
     let mut bytes = Vec::new();
