@@ -149,6 +149,45 @@ impl Session<'_> {
         Ok(op)
     }
 
+    /// [`Session::put`] for many keys at once, in order (a key named twice
+    /// ends with its last entry), with one lock pass and one write for the
+    /// batch; what was stored is not returned.
+    ///
+    /// ```
+    /// # use tiercache_engine::{Engine, Entry};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let engine = Engine::builder(dir.path()).build().await.unwrap();
+    /// let mut s = engine.session();
+    /// s.put_many(vec![
+    ///     ("a".into(), Entry::new("1")),
+    ///     ("gone".into(), Entry::with_expiry("x", Some(1))), // already expired: a delete
+    ///     ("a".into(), Entry::new("2")),
+    /// ]).await.unwrap();
+    /// s.commit().await.unwrap();
+    /// assert_eq!(engine.get(b"a").await.unwrap().unwrap().value, "2");
+    /// assert!(engine.get(b"gone").await.unwrap().is_none());
+    /// # engine.shutdown().await.unwrap();
+    /// # });
+    /// ```
+    pub async fn put_many(&mut self, entries: Vec<(Bytes, Entry)>) -> Result<()> {
+        let core = self.core;
+        let _locks = core
+            .lock_keys(entries.iter().map(|(k, _)| k.as_ref()))
+            .await;
+        let now = now_ms();
+        let ops = entries
+            .into_iter()
+            .map(|(key, entry)| {
+                let mut e = core.with_default_ttl(&key, entry);
+                e.cas = next_cas();
+                let op = (!e.is_expired_at(now)).then_some(e);
+                (key, op)
+            })
+            .collect();
+        core.write_stamped(ops, &mut self.commit_through).await
+    }
+
     /// Compare-and-set: writes `entry` only if `key` still holds the entry
     /// whose cas unique is `expected` (memcached's `cas`). Runs under the
     /// key's lock stripe like every conditional write.

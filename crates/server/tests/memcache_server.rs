@@ -7,6 +7,7 @@ mod mc;
 
 use mc::{resp_call, McClient, McServer};
 use std::time::Duration;
+use tiercache_engine::Store;
 use tiercache_server::{serve_memcache, ListenAddr, Listener, ServerConfig};
 
 /// The cas unique of `key` from a `gets`.
@@ -363,6 +364,61 @@ async fn split_reads_and_pipelining() {
         ));
     }
     assert_eq!(out, expected);
+    server.shutdown().await;
+}
+
+/// Runs of `set` in one pipelined batch are written as one engine batch;
+/// replies, final values, flags, expiry and the store's content must be
+/// those of running them one by one.
+#[tokio::test]
+async fn pipelined_sets_act_like_sets_run_one_by_one() {
+    let server = McServer::start().await;
+    let mut c = server.client().await;
+    c.script("set gone 0 0 1\nx\n").await;
+    let out = c
+        .script(concat!(
+            "set a 1 0 1\n1\n",
+            "set b 2 0 1\n2\n",
+            "set a 3 0 1 noreply\n3\n",
+            "get a\n",
+            "set gone 0 -1 1\ny\n",
+            "set c 4 100 1\n4\n",
+            "set a 5 0 1\n5\n",
+            "add a 0 0 1\nz\n",
+            "set d 6 0 1\n6\n",
+            "delete d\n",
+            "set e 7 0 1\n7\n",
+            "set b 8 0 1\n8\n",
+            "get a b c d e gone\n",
+        ))
+        .await;
+    assert_eq!(
+        out,
+        concat!(
+            "STORED\r\nSTORED\r\n",
+            "VALUE a 3 1\r\n3\r\nEND\r\n",
+            "STORED\r\nSTORED\r\nSTORED\r\n",
+            "NOT_STORED\r\n",
+            "STORED\r\nDELETED\r\nSTORED\r\nSTORED\r\n",
+            "VALUE a 5 1\r\n5\r\nVALUE b 8 1\r\n8\r\nVALUE c 4 1\r\n4\r\nVALUE e 7 1\r\n7\r\nEND\r\n",
+        )
+    );
+    let ttl = server.engine.get(b"c").await.unwrap().unwrap().expires_at;
+    assert!(ttl.is_some(), "c keeps its exptime");
+    server.engine.flush().await.unwrap();
+    let keys: Vec<bytes::Bytes> = ["a", "b", "gone", "d"]
+        .iter()
+        .map(|k| (*k).into())
+        .collect();
+    let stored = server.store.get_many(&keys).await.unwrap();
+    assert_eq!(stored[0].as_ref().unwrap().value, "5");
+    assert_eq!(stored[0].as_ref().unwrap().flags, 5);
+    assert_eq!(stored[1].as_ref().unwrap().value, "8");
+    assert!(stored[2].is_none(), "a negative exptime deletes");
+    assert!(
+        stored[3].is_none(),
+        "the delete between two runs stays in order"
+    );
     server.shutdown().await;
 }
 

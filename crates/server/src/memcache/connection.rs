@@ -8,7 +8,7 @@
 //! reply), so no write is acknowledged unless it is durable.
 
 use super::parse::{Fatal, McParser, Parsed};
-use super::{engine_error_message, execute, Ctx, Flow, Req};
+use super::{engine_error_message, execute, storage, Ctx, Flow, Req};
 use crate::read::{read_more, KEEP_BUFFER, MAX_BATCH, READ_CHUNK};
 use crate::shutdown::Shutdown;
 use crate::state::ServerState;
@@ -147,18 +147,36 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> McConnection<S> {
         let mut session = self.engine.session();
         let mut flow = Flow::Continue;
         let mut executed = 0;
-        for slot in &self.requests {
-            let req = Req::new(
+        let mut sets: Vec<Req<'_>> = Vec::new();
+        let request = |slot: &Slot| {
+            Req::new(
                 batch,
                 &self.tokens[slot.tokens.0..slot.tokens.1],
                 slot.parsed,
-            );
+            )
+        };
+        while executed < self.requests.len() {
             let mut ctx = Ctx {
                 session: &mut session,
                 engine: &self.engine,
                 out: &mut self.out,
                 server: &self.server,
             };
+            // A run of plain `set`s is written as one engine batch.
+            sets.clear();
+            for slot in &self.requests[executed..] {
+                let req = request(slot);
+                if !storage::is_plain_set(&req) {
+                    break;
+                }
+                sets.push(req);
+            }
+            if sets.len() > 1 {
+                storage::run_set_batch(&sets, &mut ctx).await;
+                executed += sets.len();
+                continue;
+            }
+            let req = request(&self.requests[executed]);
             executed += 1;
             if execute(&req, &mut ctx).await == Flow::Close {
                 flow = Flow::Close;

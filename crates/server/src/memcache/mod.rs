@@ -91,6 +91,11 @@ impl<'a> Req<'a> {
         &self.buf[range.0..range.1]
     }
 
+    /// What the parser made of the request.
+    pub fn parsed(&self) -> Parsed {
+        self.parsed
+    }
+
     /// memcached's `set_noreply_maybe`: the last token is `noreply`.
     pub fn noreply(&self) -> bool {
         self.tokens
