@@ -2,7 +2,9 @@
 //! `COMMAND DOCS [name ...]`: enough for `redis-cli` and client libraries
 //! that introspect the server at start.
 
-use super::{arity_error, lookup, unknown_subcommand, Args, CommandSpec, Ctx, Flow, COMMANDS};
+use super::{
+    arity_error, docs, lookup, unknown_subcommand, Args, CommandSpec, Ctx, Flow, COMMANDS,
+};
 use crate::resp::{reply, Proto};
 use bytes::BytesMut;
 
@@ -40,8 +42,8 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             }
         }
     } else if args.is(1, "docs") {
-        // Name → documentation map; the documentation itself is optional
-        // for clients, so each map is empty. Unknown names are left out.
+        // Name → documentation map (Redis 7's, see `docs.rs`); unknown
+        // names are left out, as in Redis.
         let specs: Vec<&CommandSpec> = if args.len() == 2 {
             COMMANDS.iter().collect()
         } else {
@@ -52,7 +54,10 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         reply::map(ctx.out, specs.len(), p);
         for spec in specs {
             reply::bulk(ctx.out, spec.name.as_bytes());
-            reply::map(ctx.out, 0, p);
+            match docs::lookup(spec.name) {
+                Some(doc) => docs::encode(ctx.out, doc, p),
+                None => reply::map(ctx.out, 0, p),
+            }
         }
     } else {
         reply::error(ctx.out, &unknown_subcommand(args.get(1), "command"));

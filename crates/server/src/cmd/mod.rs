@@ -21,6 +21,9 @@ mod command;
 mod config;
 mod dbsize;
 mod del;
+mod docs;
+#[rustfmt::skip]
+mod docs_data;
 mod echo;
 mod exists;
 mod expire;
