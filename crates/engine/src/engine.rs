@@ -7,7 +7,7 @@
 //! write-back journal, the dirty queue and the memory tier see them in the
 //! same order.
 
-use crate::entry::{next_cas, now_ms, Entry};
+use crate::entry::{next_cas, now_ms, Entry, ValueKind};
 use crate::error::{EngineError, Result};
 use crate::journal::FsyncPolicy;
 use crate::load::{follow, Flights, Role};
@@ -935,7 +935,7 @@ impl Session<'_> {
         };
         let op = match at {
             Some(t) if t <= now_ms() => None,
-            at => Some(Entry::with_flags(old.value, at, old.flags)),
+            at => Some(Entry::with_kind(old.value, at, old.flags, old.kind)),
         };
         core.write_many(vec![(key, op)], &mut self.commit_through)
             .await?;
@@ -949,6 +949,7 @@ impl Session<'_> {
         let _lock = core.lock_keys(std::iter::once(key.as_ref())).await;
         let old = core.read(&key).await?;
         let current = match &old {
+            Some(e) if e.kind != ValueKind::String => return Err(EngineError::WrongType),
             Some(e) => parse_i64(&e.value).ok_or(EngineError::NotAnInteger)?,
             None => 0,
         };
