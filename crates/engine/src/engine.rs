@@ -60,7 +60,8 @@ pub struct SetOptions {
     pub expiry: SetExpiry,
     /// Condition.
     pub condition: SetCondition,
-    /// Return the previous entry (`GET` option).
+    /// Return the previous entry (`GET` option); a key holding another kind
+    /// than a string then fails with [`EngineError::WrongType`] and is left alone.
     pub return_old: bool,
 }
 
@@ -847,6 +848,11 @@ impl Session<'_> {
         } else {
             None
         };
+        // Returning the old value is a string read (`SET ... GET`, `GETSET`):
+        // another kind refuses the whole command, as in Redis.
+        if opts.return_old && old.as_ref().is_some_and(|e| e.kind != ValueKind::String) {
+            return Err(EngineError::WrongType);
+        }
         let applies = match opts.condition {
             SetCondition::Always => true,
             SetCondition::IfAbsent => old.is_none(),

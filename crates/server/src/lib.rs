@@ -70,6 +70,7 @@ pub mod cmd;
 pub mod config;
 pub mod connection;
 pub mod glob;
+pub mod hash;
 pub mod listener;
 mod longdouble;
 pub mod memcache;

@@ -771,7 +771,9 @@ impl ReplayLog for FileStore {
                         file.read_exact_at(&mut value, at).map_err(|e| {
                             StoreError::new(&inner.name, format!("cannot read a value: {e}"))
                         })?;
-                        Ok(Logged::Set(Entry::with_kind(value, expires_at, flags, kind)))
+                        Ok(Logged::Set(Entry::with_kind(
+                            value, expires_at, flags, kind,
+                        )))
                     }
                 })
                 .collect()
