@@ -20,7 +20,8 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         }
     };
     if found.iter().flatten().any(|e| e.kind != ValueKind::String) {
-        ctx.error(super::WRONGTYPE);
+        // Redis's own wording here, not WRONGTYPE.
+        ctx.error("ERR The specified keys must contain string values");
         return Flow::Continue;
     }
     let [a, b]: [Bytes; 2] = found

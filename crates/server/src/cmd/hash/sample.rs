@@ -127,9 +127,15 @@ fn random_below(n: usize) -> usize {
 /// `HSCAN`.
 pub async fn hscan(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     let cursor = args.get(2);
-    let valid = !cursor.is_empty()
-        && cursor.iter().all(u8::is_ascii_digit)
-        && std::str::from_utf8(cursor).is_ok_and(|c| c.parse::<u64>().is_ok());
+    // Redis's `strtoul` check: an optional sign (a negative cursor wraps),
+    // digits, nothing else, within 64 bits. The value itself is not used.
+    let digits = cursor
+        .strip_prefix(b"-")
+        .or(cursor.strip_prefix(b"+"))
+        .unwrap_or(cursor);
+    let valid = !digits.is_empty()
+        && digits.iter().all(u8::is_ascii_digit)
+        && std::str::from_utf8(digits).is_ok_and(|c| c.parse::<u64>().is_ok());
     if !valid {
         ctx.error("ERR invalid cursor");
         return Flow::Continue;
