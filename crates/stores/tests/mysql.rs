@@ -117,7 +117,11 @@ async fn a_version_1_database_is_migrated_in_place() {
     .unwrap();
     let s = store(&db, "old");
     let got = s.get_many(&[b("k")]).await.unwrap();
-    assert_eq!(got[0], Some(Entry::with_flags("v", None, u32::MAX)), "old rows read as strings");
+    assert_eq!(
+        got[0],
+        Some(Entry::with_flags("v", None, u32::MAX)),
+        "old rows read as strings"
+    );
     let h = Entry::with_kind("fields", None, 7, ValueKind::Hash);
     s.set_many(&[(b("h"), h.clone())]).await.unwrap();
     assert_eq!(s.get_many(&[b("h")]).await.unwrap()[0], Some(h));
