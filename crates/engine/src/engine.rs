@@ -7,7 +7,7 @@
 //! write-back journal, the dirty queue and the memory tier see them in the
 //! same order.
 
-use crate::entry::{next_cas, now_ms, Entry};
+use crate::entry::{next_cas, now_ms, Entry, ValueKind};
 use crate::error::{EngineError, Result};
 use crate::journal::FsyncPolicy;
 use crate::load::{follow, Flights, Role};
@@ -60,7 +60,8 @@ pub struct SetOptions {
     pub expiry: SetExpiry,
     /// Condition.
     pub condition: SetCondition,
-    /// Return the previous entry (`GET` option).
+    /// Return the previous entry (`GET` option); a key holding another kind
+    /// than a string then fails with [`EngineError::WrongType`] and is left alone.
     pub return_old: bool,
 }
 
@@ -848,6 +849,11 @@ impl Session<'_> {
         } else {
             None
         };
+        // Returning the old value is a string read (`SET ... GET`, `GETSET`):
+        // another kind refuses the whole command, as in Redis.
+        if opts.return_old && old.as_ref().is_some_and(|e| e.kind != ValueKind::String) {
+            return Err(EngineError::WrongType);
+        }
         let applies = match opts.condition {
             SetCondition::Always => true,
             SetCondition::IfAbsent => old.is_none(),
@@ -936,7 +942,7 @@ impl Session<'_> {
         };
         let op = match at {
             Some(t) if t <= now_ms() => None,
-            at => Some(Entry::with_flags(old.value, at, old.flags)),
+            at => Some(Entry::with_kind(old.value, at, old.flags, old.kind)),
         };
         core.write_many(vec![(key, op)], &mut self.commit_through)
             .await?;
@@ -950,6 +956,7 @@ impl Session<'_> {
         let _lock = core.lock_keys(std::iter::once(key.as_ref())).await;
         let old = core.read(&key).await?;
         let current = match &old {
+            Some(e) if e.kind != ValueKind::String => return Err(EngineError::WrongType),
             Some(e) => parse_i64(&e.value).ok_or(EngineError::NotAnInteger)?,
             None => 0,
         };

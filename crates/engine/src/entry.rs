@@ -1,5 +1,5 @@
 //! Values as every tier sees them: bytes plus an absolute expiry, 32-bit
-//! client flags and a compare-and-set unique.
+//! client flags, a value kind and a compare-and-set unique.
 
 use bytes::Bytes;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -26,7 +26,63 @@ pub fn now_ms() -> u64 {
         .unwrap_or(0)
 }
 
-/// A value, the moment it stops existing, its client flags and its cas unique.
+/// What the bytes of an [`Entry`] stand for.
+///
+/// The engine and the stores never interpret a value: they carry its kind
+/// next to its bytes (memory tier, journal, every store), so that a front end
+/// can tell a plain string from, say, a Redis hash it encoded itself.
+///
+/// ```
+/// use tiercache_engine::ValueKind;
+/// assert_eq!(ValueKind::default(), ValueKind::String);
+/// assert_eq!(ValueKind::from_code(ValueKind::Hash.code()), Some(ValueKind::Hash));
+/// assert_eq!(ValueKind::from_code(200), None);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ValueKind {
+    /// Plain bytes: every memcached item, every Redis string.
+    #[default]
+    String,
+    /// A Redis hash, in the server's own encoding.
+    Hash,
+}
+
+impl ValueKind {
+    /// The kind's persisted code: 0 for `String` (so every format written
+    /// before kinds existed reads as strings), 1 for `Hash`. Fixed forever.
+    pub fn code(self) -> u8 {
+        match self {
+            ValueKind::String => 0,
+            ValueKind::Hash => 1,
+        }
+    }
+
+    /// The kind of a persisted code; `None` for a code this build does not
+    /// know (a store should report it as corruption, never guess).
+    pub fn from_code(code: u8) -> Option<ValueKind> {
+        match code {
+            0 => Some(ValueKind::String),
+            1 => Some(ValueKind::Hash),
+            _ => None,
+        }
+    }
+
+    /// Packs client flags and a kind into one 64-bit number, `flags | code << 32`,
+    /// for stores whose flags column is 64 bits wide (a `String` entry keeps
+    /// the value older builds stored).
+    pub fn pack_flags(self, flags: u32) -> u64 {
+        u64::from(flags) | (u64::from(self.code()) << 32)
+    }
+
+    /// The inverse of [`ValueKind::pack_flags`]; `None` when the high bits
+    /// hold an unknown kind.
+    pub fn unpack_flags(packed: u64) -> Option<(u32, ValueKind)> {
+        let kind = ValueKind::from_code(u8::try_from(packed >> 32).ok()?)?;
+        Some((packed as u32, kind))
+    }
+}
+
+/// A value, the moment it stops existing, its client flags, its kind and its cas unique.
 ///
 /// - `flags` are opaque to the engine: memcached clients store 32 bits with
 ///   every item (serialisation format, compression). They are kept by every
@@ -38,11 +94,14 @@ pub fn now_ms() -> u64 {
 ///   entry read back from a store gets a new unique. `0` means "not
 ///   assigned" (an entry built by a caller and not yet written).
 ///
-/// Equality compares value, expiry and flags, not `cas`: two entries holding
+/// - `kind` says what the bytes stand for ([`ValueKind`]); stores carry it,
+///   never interpret it.
+///
+/// Equality compares value, expiry, flags and kind, not `cas`: two entries holding
 /// the same data are equal whatever write produced them.
 ///
 /// ```
-/// use tiercache_engine::Entry;
+/// use tiercache_engine::{Entry, ValueKind};
 /// let e = Entry::with_expiry(bytes::Bytes::from_static(b"v"), Some(1_000));
 /// assert!(e.is_expired_at(1_000));
 /// assert!(!e.is_expired_at(999));
@@ -51,6 +110,9 @@ pub fn now_ms() -> u64 {
 /// let f = Entry::with_flags("v", None, 42);
 /// assert_eq!(f.flags, 42);
 /// assert_ne!(f, Entry::new("v"));
+/// let h = Entry::with_kind("v", None, 0, ValueKind::Hash);
+/// assert_eq!(h.kind, ValueKind::Hash);
+/// assert_ne!(h, Entry::new("v"), "the kind is part of the value");
 /// ```
 #[derive(Clone, Debug)]
 pub struct Entry {
@@ -60,6 +122,8 @@ pub struct Entry {
     pub expires_at: Option<u64>,
     /// Opaque client flags (memcached's 32-bit flags); 0 for Redis writes.
     pub flags: u32,
+    /// What the bytes stand for; [`ValueKind::String`] unless a front end says otherwise.
+    pub kind: ValueKind,
     /// Compare-and-set unique assigned by the engine on write; 0 = unassigned.
     pub cas: u64,
 }
@@ -69,6 +133,7 @@ impl PartialEq for Entry {
         self.value == other.value
             && self.expires_at == other.expires_at
             && self.flags == other.flags
+            && self.kind == other.kind
     }
 }
 
@@ -87,10 +152,21 @@ impl Entry {
 
     /// A value with an optional absolute expiry and client flags.
     pub fn with_flags(value: impl Into<Bytes>, expires_at: Option<u64>, flags: u32) -> Self {
+        Entry::with_kind(value, expires_at, flags, ValueKind::String)
+    }
+
+    /// A value of any kind, with an optional absolute expiry and client flags.
+    pub fn with_kind(
+        value: impl Into<Bytes>,
+        expires_at: Option<u64>,
+        flags: u32,
+        kind: ValueKind,
+    ) -> Self {
         Entry {
             value: value.into(),
             expires_at,
             flags,
+            kind,
             cas: 0,
         }
     }

@@ -19,6 +19,10 @@ pub enum EngineError {
     /// `INCR`-style arithmetic on a value that is not a decimal integer.
     #[error("value is not an integer or out of range")]
     NotAnInteger,
+    /// A string operation (`INCR`) on a value of another kind (a hash); the
+    /// message is Redis's.
+    #[error("WRONGTYPE Operation against a key holding the wrong kind of value")]
+    WrongType,
     /// Arithmetic would overflow a signed 64-bit integer.
     #[error("increment or decrement would overflow")]
     Overflow,

@@ -10,6 +10,9 @@
 //! Redis-only workloads are byte-for-byte what older builds wrote, and
 //! journals written by older builds replay unchanged (flags 0). An older
 //! build reading an op-4 record stops there as it would at corruption.
+//! Op 5 is a set of a value whose kind is not a string (a Redis hash):
+//! `[flags: u32 LE][kind: u8]` between the key and the value. Strings never
+//! use it, so the two older layouts stay as they were.
 //!
 //! Appends go to an in-memory buffer and get a sequence number; [`commit`]
 //! writes the buffer with one `write(2)` (and `fdatasync` under
@@ -30,7 +33,7 @@
 //! [`rotate`]: WriteBackJournal::rotate
 //! [`remove_sealed_through`]: WriteBackJournal::remove_sealed_through
 
-use crate::entry::Entry;
+use crate::entry::{Entry, ValueKind};
 use crate::error::{EngineError, Result};
 use bytes::Bytes;
 use parking_lot::Mutex;
@@ -107,6 +110,8 @@ const OP_DELETE: u8 = 2;
 const OP_CLEAR: u8 = 3;
 /// A set carrying non-zero client flags (format extension, see the module doc).
 const OP_SET_FLAGS: u8 = 4;
+/// A set of a non-string kind (format extension, see the module doc).
+const OP_SET_KIND: u8 = 5;
 const HEADER: usize = 8;
 const FIXED_PAYLOAD: usize = 1 + 8 + 8 + 4;
 /// Largest record accepted on replay: a claimed length above it is corruption.
@@ -116,12 +121,17 @@ fn encode(out: &mut Vec<u8>, op: u8, seq: u64, key: &[u8], entry: Option<&Entry>
     let value: &[u8] = entry.map(|e| e.value.as_ref()).unwrap_or(&[]);
     let expires = entry.and_then(|e| e.expires_at).unwrap_or(0);
     let flags = entry.map_or(0, |e| e.flags);
-    let op = if op == OP_SET && flags != 0 {
-        OP_SET_FLAGS
-    } else {
-        op
+    let kind = entry.map_or(ValueKind::String, |e| e.kind);
+    let op = match op {
+        OP_SET if kind != ValueKind::String => OP_SET_KIND,
+        OP_SET if flags != 0 => OP_SET_FLAGS,
+        op => op,
     };
-    let flags_len = if op == OP_SET_FLAGS { 4 } else { 0 };
+    let flags_len = match op {
+        OP_SET_FLAGS => 4,
+        OP_SET_KIND => 5,
+        _ => 0,
+    };
     let len = FIXED_PAYLOAD + key.len() + flags_len + value.len();
     let start = out.len();
     out.extend_from_slice(&(len as u32).to_le_bytes());
@@ -131,8 +141,11 @@ fn encode(out: &mut Vec<u8>, op: u8, seq: u64, key: &[u8], entry: Option<&Entry>
     out.extend_from_slice(&expires.to_le_bytes());
     out.extend_from_slice(&(key.len() as u32).to_le_bytes());
     out.extend_from_slice(key);
-    if op == OP_SET_FLAGS {
+    if op == OP_SET_FLAGS || op == OP_SET_KIND {
         out.extend_from_slice(&flags.to_le_bytes());
+    }
+    if op == OP_SET_KIND {
+        out.push(kind.code());
     }
     out.extend_from_slice(value);
     let crc = crc32fast::hash(&out[start + HEADER..]);
@@ -183,6 +196,19 @@ fn decode(buf: &[u8]) -> std::result::Result<Option<(Record, usize)>, &'static s
                 seq,
                 key,
                 entry: Entry::with_flags(Bytes::copy_from_slice(rest), expires_at, flags),
+            }
+        }
+        OP_SET_KIND => {
+            if rest.len() < 5 {
+                return Err("bad flags length");
+            }
+            let flags = u32::from_le_bytes(rest[..4].try_into().unwrap());
+            let kind = ValueKind::from_code(rest[4]).ok_or("unknown value kind")?;
+            rest = &rest[5..];
+            Record::Set {
+                seq,
+                key,
+                entry: Entry::with_kind(Bytes::copy_from_slice(rest), expires_at, flags, kind),
             }
         }
         OP_DELETE => Record::Delete { seq, key },
@@ -634,6 +660,50 @@ mod tests {
                 ("empty".into(), Entry::with_flags("", None, 1)),
             ]
         );
+    }
+
+    #[test]
+    fn kinds_survive_replay_and_strings_keep_their_layouts() {
+        let dir = tempfile::tempdir().unwrap();
+        let hash = Entry::with_kind("fields", Some(11), 0, ValueKind::Hash);
+        let flagged_hash = Entry::with_kind("", None, 7, ValueKind::Hash);
+        {
+            let (j, _) = WriteBackJournal::open(dir.path(), FsyncPolicy::No).unwrap();
+            j.append_set(b"plain", &Entry::new("1"));
+            j.append_set(b"h", &hash);
+            let s = j.append_set(b"fh", &flagged_hash);
+            j.commit(s).unwrap();
+        }
+        let data = fs::read(segment_path(dir.path(), 1)).unwrap();
+        assert_eq!(data[8], OP_SET, "a string still uses op 1");
+        let second = HEADER + FIXED_PAYLOAD + b"plain".len() + 1;
+        assert_eq!(data[second + 8], OP_SET_KIND);
+        let (_, r) = WriteBackJournal::open(dir.path(), FsyncPolicy::No).unwrap();
+        let got: Vec<Entry> = r
+            .records
+            .into_iter()
+            .map(|rec| match rec {
+                Record::Set { entry, .. } => entry,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(got, vec![Entry::new("1"), hash, flagged_hash]);
+    }
+
+    #[test]
+    fn an_unknown_kind_is_corruption_not_a_string() {
+        let mut payload = vec![OP_SET_KIND];
+        payload.extend_from_slice(&1u64.to_le_bytes());
+        payload.extend_from_slice(&0u64.to_le_bytes());
+        payload.extend_from_slice(&1u32.to_le_bytes());
+        payload.extend_from_slice(b"k");
+        payload.extend_from_slice(&0u32.to_le_bytes());
+        payload.push(99);
+        payload.extend_from_slice(b"v");
+        let mut record = (payload.len() as u32).to_le_bytes().to_vec();
+        record.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+        record.extend_from_slice(&payload);
+        assert_eq!(decode(&record), Err("unknown value kind"));
     }
 
     #[test]

@@ -59,7 +59,7 @@ pub use engine::{
     Engine, EngineBuilder, EngineStats, KeyPage, MoveOutcome, Session, SetCondition, SetExpiry,
     SetOptions, SetOutcome, Update,
 };
-pub use entry::{now_ms, Entry};
+pub use entry::{now_ms, Entry, ValueKind};
 pub use error::{EngineError, Result};
 pub use journal::{FsyncPolicy, WriteBackJournal};
 pub use memory::MemoryTier;

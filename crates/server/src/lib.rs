@@ -1,8 +1,8 @@
 //! Protocol front ends for the tiercache engine: a Redis-protocol server
 //! (RESP2, and RESP3 after `HELLO 3`) whose every command runs against an
-//! [`Engine`] session. It answers the SPEC's string and key-space commands
-//! with Redis 7's options, reply types and error wording, checked against a
-//! real `redis-server` by `tests/redis_diff.rs`.
+//! [`Engine`] session. It answers the SPEC's string, hash and key-space
+//! commands with Redis 7's options, reply types and error wording, checked
+//! against a real `redis-server` by `tests/redis_diff.rs`.
 //!
 //! What it is not: no storage logic (that is `tiercache-engine`: tiers,
 //! write modes, journals) and no SQL or store client code (that is
@@ -22,6 +22,9 @@
 //!   and `COMMAND` specs; arity, `NOAUTH` and key-size checks happen once,
 //!   at dispatch.
 //! - [`glob`]: Redis's `stringmatchlen` (`KEYS`, `SCAN MATCH`, `CONFIG GET`).
+//! - [`hash`]: the encoding of a Redis hash inside one engine entry of kind
+//!   `ValueKind::Hash` (insertion order, one bounds-checked decoding pass);
+//!   the engine and the stores carry it as bytes and never decode it.
 //! - [`listener`]: [`ListenAddr`], [`Listener`] and [`serve`]: accept loop,
 //!   client cap, clean shutdown.
 //! - [`shutdown`]: how connections learn that the server is stopping.
@@ -70,6 +73,7 @@ pub mod cmd;
 pub mod config;
 pub mod connection;
 pub mod glob;
+pub mod hash;
 pub mod listener;
 mod longdouble;
 pub mod memcache;

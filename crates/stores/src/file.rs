@@ -13,6 +13,11 @@
 //! (CRC-32 of the payload), the payload being one of
 //!
 //! - set: `[1][flags: u32 LE][has_expiry: u8][expires_at: u64 LE][key_len: u32 LE][key][value]`
+//! - set of a value that is not a string ([`ValueKind`], e.g. a Redis hash):
+//!   `[4][flags: u32 LE][kind: u8][has_expiry: u8][expires_at: u64 LE][key_len: u32 LE][key][value]`.
+//!   Strings keep op 1, so files written before kinds read unchanged; an
+//!   older build meeting op 4 refuses the file as corrupt rather than read a
+//!   hash as a string.
 //! - delete: `[2][key]`
 //! - clear: `[3]` — everything before it is void.
 //!
@@ -63,7 +68,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use tiercache_engine::{now_ms, Entry, KeyStats, Mutation, Store, StoreError};
+use tiercache_engine::{now_ms, Entry, KeyStats, Mutation, Store, StoreError, ValueKind};
 
 /// Unix milliseconds; injectable so tests can move time across a rotation.
 pub type Clock = Arc<dyn Fn() -> u64 + Send + Sync>;
@@ -173,6 +178,7 @@ enum Slot {
         value_len: u32,
         expires_at: Option<u64>,
         flags: u32,
+        kind: ValueKind,
     },
     Deleted,
 }
@@ -221,6 +227,7 @@ impl FileStore {
                                         value_len: entry.value.len() as u32,
                                         expires_at: entry.expires_at,
                                         flags: entry.flags,
+                                        kind: entry.kind,
                                     },
                                 );
                                 logged += 1;
@@ -488,6 +495,7 @@ impl Inner {
                     value_len: e.value.len() as u32,
                     expires_at: e.expires_at,
                     flags: e.flags,
+                    kind: e.kind,
                 },
                 Mutation::Delete(_) => Slot::Deleted,
             };
@@ -604,7 +612,7 @@ impl Inner {
 }
 
 /// Where to read one live value from.
-type ValueRef = (Arc<File>, u64, u32, Option<u64>, u32);
+type ValueRef = (Arc<File>, u64, u32, Option<u64>, u32, ValueKind);
 
 #[async_trait]
 impl Store for FileStore {
@@ -624,9 +632,10 @@ impl Store for FileStore {
                         value_len,
                         expires_at,
                         flags,
+                        kind,
                     }) if !matches!(expires_at, Some(t) if t <= now) => {
                         let file = index.segments.get(&segment)?.0.clone();
-                        Some((file, value_at, value_len, expires_at, flags))
+                        Some((file, value_at, value_len, expires_at, flags, kind))
                     }
                     _ => None,
                 })
@@ -638,14 +647,14 @@ impl Store for FileStore {
         self.blocking(move |inner| {
             refs.into_iter()
                 .map(|r| {
-                    let Some((file, at, len, expires_at, flags)) = r else {
+                    let Some((file, at, len, expires_at, flags, kind)) = r else {
                         return Ok(None);
                     };
                     let mut value = vec![0; len as usize];
                     file.read_exact_at(&mut value, at).map_err(|e| {
                         StoreError::new(&inner.name, format!("cannot read a value: {e}"))
                     })?;
-                    Ok(Some(Entry::with_flags(value, expires_at, flags)))
+                    Ok(Some(Entry::with_kind(value, expires_at, flags, kind)))
                 })
                 .collect()
         })
@@ -739,9 +748,10 @@ impl ReplayLog for FileStore {
                         value_len,
                         expires_at,
                         flags,
+                        kind,
                     }) => match index.segments.get(&segment) {
                         Some((file, _)) => {
-                            Ok((file.clone(), value_at, value_len, expires_at, flags))
+                            Ok((file.clone(), value_at, value_len, expires_at, flags, kind))
                         }
                         None => Err(Logged::NotLogged),
                     },
@@ -756,12 +766,14 @@ impl ReplayLog for FileStore {
                 .into_iter()
                 .map(|l| match l {
                     Err(logged) => Ok(logged),
-                    Ok((file, at, len, expires_at, flags)) => {
+                    Ok((file, at, len, expires_at, flags, kind)) => {
                         let mut value = vec![0; len as usize];
                         file.read_exact_at(&mut value, at).map_err(|e| {
                             StoreError::new(&inner.name, format!("cannot read a value: {e}"))
                         })?;
-                        Ok(Logged::Set(Entry::with_flags(value, expires_at, flags)))
+                        Ok(Logged::Set(Entry::with_kind(
+                            value, expires_at, flags, kind,
+                        )))
                     }
                 })
                 .collect()

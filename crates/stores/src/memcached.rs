@@ -42,11 +42,21 @@
 //! entry before its time. Flags are memcached's own item flags.
 //!
 //! ```text
-//! header byte: bit 0 = expiry follows, bit 1 = key follows, other bits 0
+//! header byte: bit 0 = expiry follows, bit 1 = key follows,
+//!              bit 2 = kind follows, other bits 0
 //! [expires_at: u64 big endian, Unix ms]
 //! [key length: u32 big endian][key bytes]            (hashed keys only)
+//! [kind: u8, ValueKind::code]                        (not a string only)
 //! value bytes
 //! ```
+//!
+//! The value kind ([`ValueKind`]; a Redis hash is opaque bytes here) rides in
+//! this header rather than in the Redis store's envelope
+//! (`redis::codec::encode_kind`): the header is already there, so a
+//! bit costs nothing for strings and needs no escaping, and memcached
+//! carries the flags natively, which the envelope would duplicate. Builds
+//! older than kinds see an unknown header bit and read a hash as a miss,
+//! never as a string; an unknown kind code reads as a miss too.
 //!
 //! A value without expiry costs one byte. The header makes values written
 //! by other clients unreadable through this store (it reads only what it
@@ -77,7 +87,7 @@ use bytes::{BufMut, Bytes, BytesMut};
 use futures_util::future::try_join_all;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
-use tiercache_engine::{now_ms, Entry, Mutation, Store, StoreError};
+use tiercache_engine::{now_ms, Entry, Mutation, Store, StoreError, ValueKind};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 use tokio::sync::Mutex;
@@ -105,6 +115,8 @@ const HASHED_PREFIX: &str = "tc:h:";
 
 const HAS_EXPIRY: u8 = 1;
 const HAS_KEY: u8 = 2;
+/// Header bit: a value-kind byte follows (entries that are not strings).
+const HAS_KIND: u8 = 4;
 
 /// A [`Store`] over memcached servers. See the [module docs](self).
 ///
@@ -241,6 +253,9 @@ fn encode_value(key: &[u8], wire: &WireKey, entry: &Entry) -> Bytes {
     if wire.hashed {
         header |= HAS_KEY;
     }
+    if entry.kind != ValueKind::String {
+        header |= HAS_KIND;
+    }
     out.put_u8(header);
     if let Some(t) = entry.expires_at {
         out.put_u64(t);
@@ -248,6 +263,9 @@ fn encode_value(key: &[u8], wire: &WireKey, entry: &Entry) -> Bytes {
     if wire.hashed {
         out.put_u32(key.len() as u32);
         out.put_slice(key);
+    }
+    if entry.kind != ValueKind::String {
+        out.put_u8(entry.kind.code());
     }
     out.put_slice(&entry.value);
     out.freeze()
@@ -257,7 +275,7 @@ fn encode_value(key: &[u8], wire: &WireKey, entry: &Entry) -> Bytes {
 /// check only applies to hashed keys).
 fn decode_value(key: &[u8], wire: &WireKey, mut raw: Bytes, flags: u32) -> Option<Entry> {
     let header = *raw.first()?;
-    if header & !(HAS_EXPIRY | HAS_KEY) != 0 {
+    if header & !(HAS_EXPIRY | HAS_KEY | HAS_KIND) != 0 {
         return None;
     }
     let mut at = 1;
@@ -277,8 +295,13 @@ fn decode_value(key: &[u8], wire: &WireKey, mut raw: Bytes, flags: u32) -> Optio
     } else if wire.hashed {
         return None;
     }
+    let mut kind = ValueKind::String;
+    if header & HAS_KIND != 0 {
+        kind = ValueKind::from_code(*raw.get(at)?)?;
+        at += 1;
+    }
     raw = raw.slice(at..);
-    Some(Entry::with_flags(raw, expires_at, flags))
+    Some(Entry::with_kind(raw, expires_at, flags, kind))
 }
 
 fn proto_error(what: impl Into<String>) -> std::io::Error {
@@ -686,6 +709,11 @@ mod tests {
         let enc = encode_value(b"k", &plain, &e);
         assert_eq!(&enc[..], &[0]);
         assert_eq!(decode_value(b"k", &plain, enc.clone(), 0), Some(e));
+        let h = Entry::with_kind("f", Some(5), 2, ValueKind::Hash);
+        let hash_enc = encode_value(&long, &wire, &h);
+        assert_eq!(decode_value(&long, &wire, hash_enc, 2), Some(h));
+        let unknown_kind = Bytes::from_static(b"\x04\x09v");
+        assert_eq!(decode_value(b"k", &plain, unknown_kind, 0), None);
         // A plain entry found under a hashed name is not ours.
         assert_eq!(decode_value(&long, &wire, enc, 0), None);
         assert_eq!(

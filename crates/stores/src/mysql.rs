@@ -6,15 +6,22 @@
 //! ```sql
 //! CREATE TABLE tiercache_meta (name VARCHAR(64) PRIMARY KEY, value BIGINT NOT NULL);
 //! CREATE TABLE kv (`key` VARBINARY(1056) NOT NULL PRIMARY KEY, long_key MEDIUMBLOB,
-//!     value LONGBLOB NOT NULL, expires_at BIGINT, flags INT UNSIGNED NOT NULL DEFAULT 0,
+//!     value LONGBLOB NOT NULL, expires_at BIGINT, flags BIGINT UNSIGNED NOT NULL DEFAULT 0,
 //!     KEY kv_expires_at (expires_at)) ENGINE=InnoDB;
 //! ```
 //!
 //! Same meaning as SQLite's table: `expires_at` is absolute Unix
 //! milliseconds (NULL never expires), expired rows are never returned and
 //! stay until [`Store::purge_expired`], `flags` holds the entry's 32-bit
-//! client flags. Binary columns compare bytewise, so `ORDER BY key` is byte
-//! order.
+//! client flags and, above them, its value kind (`flags | kind << 32`, see
+//! [`ValueKind::pack_flags`]; strings store what older builds stored).
+//! Binary columns compare bytewise, so `ORDER BY key` is byte order.
+//!
+//! Schema versions: 1 had `flags INT UNSIGNED`, too narrow for the kind; 2
+//! widens it to `BIGINT UNSIGNED`. Opening a version-1 database migrates it
+//! in place (`ALTER TABLE ... MODIFY flags`, per table, since several stores
+//! may share a database) and records version 2, so older builds refuse it
+//! rather than read a hash as a string.
 //!
 //! Long keys: InnoDB limits an index entry to 3072 bytes (less with small
 //! pages), while a key may be up to 64 KiB. `key` holds the key itself up to
@@ -54,12 +61,12 @@ use std::ops::Bound;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use tiercache_engine::{now_ms, Entry, KeyStats, Mutation, Store, StoreError};
+use tiercache_engine::{now_ms, Entry, KeyStats, Mutation, Store, StoreError, ValueKind};
 use tokio::time::{timeout_at, Instant};
 
 /// The schema version this build writes and understands (in
 /// `tiercache_meta`, name `mysql_schema_version`).
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Keys per `IN (...)` chunk (reads and deletes).
 pub const KEY_CHUNK: usize = 1_024;
@@ -452,22 +459,53 @@ async fn init_schema(conn: &mut Conn, table: &str) -> Result<(), Failure> {
             "SELECT value FROM {META_TABLE} WHERE name = 'mysql_schema_version'"
         ))
         .await?;
-    if let Some(v) = version.filter(|v| *v != SCHEMA_VERSION) {
-        return Err(Failure::Schema(format!(
-            "schema version {v} is not supported (this build understands version \
-             {SCHEMA_VERSION}); was it written by a newer tiercache?"
-        )));
+    match version {
+        None => {}
+        Some(v) if v == SCHEMA_VERSION => {}
+        // Version 1's flags column is 32 bits; each table is widened below.
+        Some(1) => {
+            conn.exec_drop(
+                format!(
+                    "UPDATE {META_TABLE} SET value = ? \
+                     WHERE name = 'mysql_schema_version' AND value = 1"
+                ),
+                (SCHEMA_VERSION,),
+            )
+            .await?;
+        }
+        Some(v) => {
+            return Err(Failure::Schema(format!(
+                "schema version {v} is not supported (this build understands version \
+                 {SCHEMA_VERSION}); was it written by a newer tiercache?"
+            )));
+        }
     }
     let index = quote(&format!("{table}_expires_at"));
     conn.query_drop(format!(
         "CREATE TABLE IF NOT EXISTS {} (`key` VARBINARY({}) NOT NULL PRIMARY KEY, \
          long_key MEDIUMBLOB NULL, value LONGBLOB NOT NULL, expires_at BIGINT NULL, \
-         flags INT UNSIGNED NOT NULL DEFAULT 0, KEY {index} (expires_at)) \
+         flags BIGINT UNSIGNED NOT NULL DEFAULT 0, KEY {index} (expires_at)) \
          ENGINE=InnoDB ROW_FORMAT=DYNAMIC",
         quote(table),
         crate::sql_common::STORED_LONG_LEN,
     ))
     .await?;
+    // A table created by a version-1 build: widen flags (values are kept).
+    let flags_type: Option<String> = conn
+        .exec_first(
+            "SELECT DATA_TYPE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() \
+             AND TABLE_NAME = ? AND COLUMN_NAME = 'flags'",
+            (table,),
+        )
+        .await?;
+    if flags_type.is_some_and(|t| !t.eq_ignore_ascii_case("bigint")) {
+        conn.query_drop(format!(
+            "ALTER TABLE {} MODIFY flags BIGINT UNSIGNED NOT NULL DEFAULT 0",
+            quote(table)
+        ))
+        .await?;
+        tracing::info!(table, "migrated mysql table: widened the flags column");
+    }
     Ok(())
 }
 
@@ -478,7 +516,7 @@ fn row_values(key: &Bytes, entry: &Entry) -> [Value; 5] {
         long_key_column(key).map_or(Value::NULL, |k| Value::Bytes(k.to_vec())),
         Value::Bytes(entry.value.to_vec()),
         expiry_to_sql(entry.expires_at).map_or(Value::NULL, Value::Int),
-        Value::UInt(u64::from(entry.flags)),
+        Value::UInt(entry.kind.pack_flags(entry.flags)),
     ]
 }
 
@@ -521,7 +559,7 @@ async fn write(
     tx.commit().await
 }
 
-type FoundRow = (Vec<u8>, Option<Vec<u8>>, Vec<u8>, Option<i64>, u32);
+type FoundRow = (Vec<u8>, Option<Vec<u8>>, Vec<u8>, Option<i64>, u64);
 
 async fn get_many_on(
     conn: &mut Conn,
@@ -541,10 +579,13 @@ async fn get_many_on(
         let rows: Vec<FoundRow> = conn
             .exec(select_sql(table, n), Params::Positional(params))
             .await?;
-        for (stored, long_key, value, expires_at, flags) in rows {
+        for (stored, long_key, value, expires_at, packed) in rows {
+            let (flags, kind) = ValueKind::unpack_flags(packed).ok_or_else(|| {
+                mysql_async::Error::Other(format!("flags {packed}: unknown value kind").into())
+            })?;
             found.insert(
                 real_key(stored, long_key),
-                Entry::with_flags(value, expiry_from_sql(expires_at), flags),
+                Entry::with_kind(value, expiry_from_sql(expires_at), flags, kind),
             );
         }
     }

@@ -5,7 +5,8 @@
 //! socket), restricted to commands tiercache's server implements: `MGET`,
 //! `PEXPIRETIME` (exact expiries), `SET ... PXAT`, `DEL`, `SCAN`,
 //! `FLUSHDB`. The layout is the Redis store's ([`codec`](crate::redis::codec)):
-//! values as they are, flags other than 0 in the 8-byte envelope.
+//! values as they are, flags other than 0 in the 8-byte envelope, values
+//! that are not strings (hashes) in the 9-byte kind envelope.
 //!
 //! Differences from [`RedisStore`](crate::RedisStore):
 //! - tiercache has no `MULTI`/`EXEC`, so a batch is one pipeline (one round

@@ -13,7 +13,8 @@
 //! Same meaning as SQLite's table: `expires_at` is absolute Unix
 //! milliseconds (NULL never expires), expired rows are never returned and
 //! stay until [`Store::purge_expired`], `flags` holds the entry's 32-bit
-//! client flags. `key` is the key itself, or for keys over 1024 bytes its
+//! client flags and, above them, its value kind (`flags | kind << 32`, see
+//! [`ValueKind::pack_flags`]; strings store what older builds stored). `key` is the key itself, or for keys over 1024 bytes its
 //! head and SHA-256 with the whole key in `long_key` (PostgreSQL's B-tree
 //! refuses entries over about 2.7 KB; see [`crate::sql_common`]).
 //!
@@ -45,7 +46,7 @@ use std::ops::Bound;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use tiercache_engine::{now_ms, Entry, KeyStats, Mutation, Store, StoreError};
+use tiercache_engine::{now_ms, Entry, KeyStats, Mutation, Store, StoreError, ValueKind};
 use tokio::time::{timeout_at, Instant};
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
@@ -529,6 +530,29 @@ async fn init_schema(client: &mut ClientWrapper, table: &str) -> Result<(), Fail
     Ok(())
 }
 
+/// The `flags` column: client flags in the low 32 bits, the value kind above
+/// ([`ValueKind::pack_flags`]). Decoding fails on an unknown kind, so a row
+/// written by a newer build is an error, not a string.
+struct PackedFlags(u32, ValueKind);
+
+impl<'a> tokio_postgres::types::FromSql<'a> for PackedFlags {
+    fn from_sql(
+        ty: &tokio_postgres::types::Type,
+        raw: &'a [u8],
+    ) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
+        let packed = i64::from_sql(ty, raw)?;
+        let (flags, kind) = u64::try_from(packed)
+            .ok()
+            .and_then(ValueKind::unpack_flags)
+            .ok_or_else(|| format!("flags {packed}: unknown value kind"))?;
+        Ok(PackedFlags(flags, kind))
+    }
+
+    fn accepts(ty: &tokio_postgres::types::Type) -> bool {
+        <i64 as tokio_postgres::types::FromSql>::accepts(ty)
+    }
+}
+
 /// One row of an upsert, as parameters.
 struct RowParams<'a> {
     stored: Cow<'a, [u8]>,
@@ -545,7 +569,7 @@ impl<'a> RowParams<'a> {
             long_key: long_key_column(key),
             value: &entry.value,
             expires_at: expiry_to_sql(entry.expires_at),
-            flags: i64::from(entry.flags),
+            flags: entry.kind.pack_flags(entry.flags) as i64,
         }
     }
 }
@@ -614,11 +638,11 @@ async fn get_many_on(
         let long_key: Option<Vec<u8>> = row.try_get(1)?;
         let value: Vec<u8> = row.try_get(2)?;
         let expires_at: Option<i64> = row.try_get(3)?;
-        let flags: i64 = row.try_get(4)?;
+        let PackedFlags(flags, kind) = row.try_get(4)?;
         let key = real_key(stored, long_key);
         found.insert(
             key,
-            Entry::with_flags(value, expiry_from_sql(expires_at), flags as u32),
+            Entry::with_kind(value, expiry_from_sql(expires_at), flags, kind),
         );
     }
     Ok(keys.iter().map(|k| found.get(&k[..]).cloned()).collect())

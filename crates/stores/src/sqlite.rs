@@ -12,7 +12,10 @@
 //! `expires_at` is absolute Unix milliseconds (NULL never expires). Expired rows
 //! stay on disk until [`Store::purge_expired`] removes them, but are never returned.
 //! `flags` holds the entry's 32-bit client flags ([`Entry::flags`], memcached's
-//! item flags; 0 for Redis writes).
+//! item flags; 0 for Redis writes) and, in bits 32 and up, its value kind
+//! ([`ValueKind::pack_flags`]): a string row keeps the number older builds
+//! wrote, so the schema did not change for kinds. A row with an unknown kind
+//! is reported as an error, never read as a string.
 //!
 //! Schema versions: 1 had no `flags` column; 2 adds it. Opening a version-1
 //! file migrates it in place (`ALTER TABLE ... ADD COLUMN flags ... DEFAULT 0`,
@@ -35,7 +38,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use tiercache_engine::{now_ms, Entry, KeyStats, Mutation, Store, StoreError};
+use tiercache_engine::{now_ms, Entry, KeyStats, Mutation, Store, StoreError, ValueKind};
 
 /// The on-disk schema version this build writes and understands.
 pub const SCHEMA_VERSION: i64 = 2;
@@ -456,9 +459,13 @@ impl Inner {
                     while let Some(row) = rows.next()? {
                         let key: Vec<u8> = row.get(0)?;
                         let value: Vec<u8> = row.get(1)?;
-                        let flags: i64 = row.get(3)?;
+                        let packed: i64 = row.get(3)?;
+                        let (flags, kind) = u64::try_from(packed)
+                            .ok()
+                            .and_then(ValueKind::unpack_flags)
+                            .ok_or(rusqlite::Error::IntegralValueOutOfRange(3, packed))?;
                         let entry =
-                            Entry::with_flags(value, expiry_from_sql(row.get(2)?), flags as u32);
+                            Entry::with_kind(value, expiry_from_sql(row.get(2)?), flags, kind);
                         if !entry.is_expired_at(now) {
                             found.insert(key, entry);
                         }
@@ -483,7 +490,8 @@ impl Inner {
                         stmt.raw_bind_parameter(4 * i + 1, &key[..])?;
                         stmt.raw_bind_parameter(4 * i + 2, &entry.value[..])?;
                         stmt.raw_bind_parameter(4 * i + 3, expiry_to_sql(entry.expires_at))?;
-                        stmt.raw_bind_parameter(4 * i + 4, i64::from(entry.flags))?;
+                        let packed = entry.kind.pack_flags(entry.flags);
+                        stmt.raw_bind_parameter(4 * i + 4, packed as i64)?;
                     }
                     stmt.raw_execute().map(drop)
                 },

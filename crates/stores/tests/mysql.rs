@@ -6,7 +6,7 @@ use mysql_async::prelude::Queryable;
 use std::ops::Bound;
 use std::time::{Duration, Instant};
 use tiercache_engine::testing::conformance::{check_store, Capabilities};
-use tiercache_engine::{now_ms, Entry, Mutation, Store};
+use tiercache_engine::{now_ms, Entry, Mutation, Store, ValueKind};
 use tiercache_stores::{MysqlStore, SqlOptions};
 use tiercache_testkit::Mariadb;
 
@@ -99,6 +99,42 @@ async fn newer_schema_versions_are_refused() {
         .unwrap();
     let e = store(&db, "kv").count().await.unwrap_err();
     assert!(e.to_string().contains("schema version 99"), "{e}");
+}
+
+#[tokio::test]
+async fn a_version_1_database_is_migrated_in_place() {
+    let Some(db) = Mariadb::start() else { return };
+    // What a version-1 build created: a 32-bit flags column.
+    let mut conn = raw_conn(&db).await;
+    conn.query_drop(
+        "CREATE TABLE tiercache_meta (name VARCHAR(64) NOT NULL PRIMARY KEY, value BIGINT NOT NULL); \
+         INSERT INTO tiercache_meta VALUES ('mysql_schema_version', 1); \
+         CREATE TABLE old (`key` VARBINARY(1056) NOT NULL PRIMARY KEY, long_key MEDIUMBLOB NULL, \
+         value LONGBLOB NOT NULL, expires_at BIGINT NULL, flags INT UNSIGNED NOT NULL DEFAULT 0); \
+         INSERT INTO old (`key`, value, flags) VALUES ('k', 'v', 4294967295)",
+    )
+    .await
+    .unwrap();
+    let s = store(&db, "old");
+    let got = s.get_many(&[b("k")]).await.unwrap();
+    assert_eq!(
+        got[0],
+        Some(Entry::with_flags("v", None, u32::MAX)),
+        "old rows read as strings"
+    );
+    let h = Entry::with_kind("fields", None, 7, ValueKind::Hash);
+    s.set_many(&[(b("h"), h.clone())]).await.unwrap();
+    assert_eq!(s.get_many(&[b("h")]).await.unwrap()[0], Some(h));
+    let (ty, version): (String, i64) = conn
+        .query_first(
+            "SELECT c.DATA_TYPE, m.value FROM information_schema.COLUMNS c, tiercache_meta m \
+             WHERE c.TABLE_SCHEMA = DATABASE() AND c.TABLE_NAME = 'old' \
+             AND c.COLUMN_NAME = 'flags' AND m.name = 'mysql_schema_version'",
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((ty.as_str(), version), ("bigint", 2));
 }
 
 #[tokio::test]

@@ -143,7 +143,7 @@ impl Session<'_> {
         if src == dst {
             return Ok(MoveOutcome::Done);
         }
-        let moved = Entry::with_flags(entry.value, entry.expires_at, entry.flags);
+        let moved = Entry::with_kind(entry.value, entry.expires_at, entry.flags, entry.kind);
         let mut ops = vec![(dst, Some(moved))];
         if delete_src {
             ops.push((src, None));

@@ -3,7 +3,7 @@
 //! Each backend's integration test opens an empty store (a fresh table,
 //! database or server) and calls [`check_store`] with what the backend can
 //! do ([`Capabilities`]). A failure names the step, so a backend that breaks
-//! the contract (order of `get_many`, binary keys, flags, expiry, batching
+//! the contract (order of `get_many`, binary keys, flags, value kinds, expiry, batching
 //! past a parameter limit, ...) says where.
 //!
 //! ```
@@ -14,7 +14,7 @@
 //! # });
 //! ```
 
-use crate::entry::{now_ms, Entry};
+use crate::entry::{now_ms, Entry, ValueKind};
 use crate::store::{Mutation, Store};
 use bytes::Bytes;
 use std::ops::Bound;
@@ -162,6 +162,38 @@ pub async fn check_store(store: &dyn Store, caps: Capabilities) {
     assert_eq!(got[0], Some(Entry::new("v1")));
     assert!(got[1].is_none());
     assert_eq!(got[2], Some(Entry::with_flags("v2", None, 7)));
+
+    // 6b. Value kinds: a hash-kind entry comes back a hash (with its flags
+    // and expiry), whether set alone or in `apply`; overwriting it with a
+    // string makes it a string again. Values are binary on purpose.
+    let hash = |v: &'static [u8], at, flags| {
+        Entry::with_kind(Bytes::from_static(v), at, flags, ValueKind::Hash)
+    };
+    let kinds = vec![
+        (b("kind:h"), hash(b"\x00\x02f\xffv\r\n", None, 0)),
+        (b("kind:hf"), hash(b"", Some(later), u32::MAX)),
+        (b("kind:s"), Entry::new("plain")),
+    ];
+    store.set_many(&kinds).await.expect("set kinds");
+    store
+        .apply(&[Mutation::Set(b("kind:ha"), hash(b"TCE\x01", None, 3))])
+        .await
+        .expect("apply kinds");
+    let keys = [b("kind:h"), b("kind:hf"), b("kind:s"), b("kind:ha")];
+    let got = get(store, &keys, "kinds").await;
+    assert_eq!(got[0].as_ref(), Some(&kinds[0].1), "kinds: hash");
+    assert_eq!(got[1].as_ref(), Some(&kinds[1].1), "kinds: flagged hash");
+    assert_eq!(got[2].as_ref(), Some(&kinds[2].1), "kinds: string");
+    assert_eq!(got[3], Some(hash(b"TCE\x01", None, 3)), "kinds: apply");
+    store
+        .set_many(&[(b("kind:h"), Entry::new("now a string"))])
+        .await
+        .expect("overwrite kind");
+    let got = get(store, &[b("kind:h")], "kinds").await;
+    assert_eq!(got[0], Some(Entry::new("now a string")), "kinds: overwrite");
+    store.delete_many(&keys).await.expect("delete kinds");
+    let got = get(store, &keys, "kinds").await;
+    assert!(got.iter().all(Option::is_none), "kinds: deleted {got:?}");
 
     // 7. A batch larger than any parameter limit, in order.
     let n = caps.big_batch;

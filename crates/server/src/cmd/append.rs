@@ -9,27 +9,25 @@ use tiercache_engine::{Entry, Update};
 pub async fn append(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     let suffix = args.get(2);
     let max = ctx.server.config.limits.max_bulk_len;
-    let r = ctx
-        .session
-        .update(args.get(1), |old| {
-            let len = old.map_or(0, |e| e.value.len()) + suffix.len();
-            if len > max {
-                return (Update::Keep, Err(()));
-            }
-            let mut v = Vec::with_capacity(len);
-            if let Some(e) = old {
-                v.extend_from_slice(&e.value);
-            }
-            v.extend_from_slice(suffix);
-            // Appending to an existing string makes it `raw` in Redis.
-            let fp = old.is_some().then(|| fingerprint(&v));
-            let update = match old {
-                Some(e) => Update::SetEntry(Entry::with_flags(v, e.expires_at, e.flags)),
-                None => Update::Set(v.into()),
-            };
-            (update, Ok((len, fp)))
-        })
-        .await;
+    let r = super::update_string(ctx.session, args.get(1), |old| {
+        let len = old.map_or(0, |e| e.value.len()) + suffix.len();
+        if len > max {
+            return (Update::Keep, Err(()));
+        }
+        let mut v = Vec::with_capacity(len);
+        if let Some(e) = old {
+            v.extend_from_slice(&e.value);
+        }
+        v.extend_from_slice(suffix);
+        // Appending to an existing string makes it `raw` in Redis.
+        let fp = old.is_some().then(|| fingerprint(&v));
+        let update = match old {
+            Some(e) => Update::SetEntry(Entry::with_flags(v, e.expires_at, e.flags)),
+            None => Update::Set(v.into()),
+        };
+        (update, Ok((len, fp)))
+    })
+    .await;
     match r {
         Ok(Ok((len, fp))) => {
             if let Some(fp) = fp {
@@ -44,7 +42,7 @@ pub async fn append(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
 }
 
 pub async fn strlen(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
-    match ctx.session.get(args.get(1)).await {
+    match super::get_string(ctx.session, args.get(1)).await {
         Ok(e) => reply::integer(ctx.out, e.map_or(0, |e| e.value.len() as i64)),
         Err(e) => ctx.engine_error(&e),
     }

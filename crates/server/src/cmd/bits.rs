@@ -32,34 +32,32 @@ pub async fn setbit(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     };
     let byte = (bit >> 3) as usize;
     let mask = 1u8 << (7 - (bit & 7));
-    let r = ctx
-        .session
-        .update(args.get(1), |old| {
-            let old_bit = old
-                .and_then(|e| e.value.get(byte))
-                .is_some_and(|b| b & mask != 0);
-            let grows = old.map_or(true, |e| e.value.len() <= byte);
-            if old_bit == on && !grows {
-                return (Update::Keep, (old_bit, None));
-            }
-            let mut v = old.map_or_else(Vec::new, |e| e.value.to_vec());
-            if v.len() <= byte {
-                v.resize(byte + 1, 0);
-            }
-            if on {
-                v[byte] |= mask;
-            } else {
-                v[byte] &= !mask;
-            }
-            // A string changed in place is `raw` in Redis.
-            let fp = fingerprint(&v);
-            let update = match old {
-                Some(e) => Update::SetEntry(Entry::with_flags(v, e.expires_at, e.flags)),
-                None => Update::Set(v.into()),
-            };
-            (update, (old_bit, Some(fp)))
-        })
-        .await;
+    let r = super::update_string(ctx.session, args.get(1), |old| {
+        let old_bit = old
+            .and_then(|e| e.value.get(byte))
+            .is_some_and(|b| b & mask != 0);
+        let grows = old.map_or(true, |e| e.value.len() <= byte);
+        if old_bit == on && !grows {
+            return (Update::Keep, (old_bit, None));
+        }
+        let mut v = old.map_or_else(Vec::new, |e| e.value.to_vec());
+        if v.len() <= byte {
+            v.resize(byte + 1, 0);
+        }
+        if on {
+            v[byte] |= mask;
+        } else {
+            v[byte] &= !mask;
+        }
+        // A string changed in place is `raw` in Redis.
+        let fp = fingerprint(&v);
+        let update = match old {
+            Some(e) => Update::SetEntry(Entry::with_flags(v, e.expires_at, e.flags)),
+            None => Update::Set(v.into()),
+        };
+        (update, (old_bit, Some(fp)))
+    })
+    .await;
     match r {
         Ok((old_bit, fp)) => {
             if let Some(fp) = fp {
@@ -77,7 +75,7 @@ pub async fn getbit(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         reply::error(ctx.out, BAD_OFFSET);
         return Flow::Continue;
     };
-    match ctx.session.get(args.get(1)).await {
+    match super::get_string(ctx.session, args.get(1)).await {
         Ok(e) => {
             let set = e
                 .and_then(|e| e.value.get((bit >> 3) as usize).copied())

@@ -99,7 +99,7 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, unit: Unit, absolute: b
             // A time at or before now deletes the key.
             let at = when.max(0) as u64;
             (
-                Update::SetEntry(Entry::with_flags(e.value.clone(), Some(at), e.flags)),
+                Update::SetEntry(Entry::with_kind(e.value.clone(), Some(at), e.flags, e.kind)),
                 1,
             )
         })

@@ -23,12 +23,10 @@ pub async fn getset(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
 
 /// `GETDEL key`: the value (or null), and the key is gone.
 pub async fn getdel(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
-    let r = ctx
-        .session
-        .update(args.get(1), |old| {
-            (Update::Delete, old.map(|e| e.value.clone()))
-        })
-        .await;
+    let r = super::update_string(ctx.session, args.get(1), |old| {
+        (Update::Delete, old.map(|e| e.value.clone()))
+    })
+    .await;
     match r {
         Ok(v) => ctx.bulk_or_null(v.as_deref()),
         Err(e) => ctx.engine_error(&e),
@@ -55,22 +53,20 @@ pub async fn getex(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         None => None,
     };
     let persist = o.persist;
-    let r = ctx
-        .session
-        .update(args.get(1), |old| {
-            let Some(e) = old else {
-                return (Update::Keep, None);
-            };
-            let update = match at {
-                Some(at) => Update::SetEntry(Entry::with_flags(e.value.clone(), Some(at), e.flags)),
-                None if persist && e.expires_at.is_some() => {
-                    Update::SetEntry(Entry::with_flags(e.value.clone(), None, e.flags))
-                }
-                None => Update::Keep,
-            };
-            (update, Some(e.value.clone()))
-        })
-        .await;
+    let r = super::update_string(ctx.session, args.get(1), |old| {
+        let Some(e) = old else {
+            return (Update::Keep, None);
+        };
+        let update = match at {
+            Some(at) => Update::SetEntry(Entry::with_flags(e.value.clone(), Some(at), e.flags)),
+            None if persist && e.expires_at.is_some() => {
+                Update::SetEntry(Entry::with_flags(e.value.clone(), None, e.flags))
+            }
+            None => Update::Keep,
+        };
+        (update, Some(e.value.clone()))
+    })
+    .await;
     match r {
         Ok(v) => ctx.bulk_or_null(v.as_deref()),
         Err(e) => ctx.engine_error(&e),

@@ -21,24 +21,22 @@ const MAX_CHARS: usize = 5 * 1024;
 
 pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     let incr = args.get(2);
-    let r = ctx
-        .session
-        .update(args.get(1), |old| {
-            let current = old.map_or(&b"0"[..], |e| &e.value[..]);
-            match add(current, incr) {
-                Ok(sum) => {
-                    let update = match old {
-                        Some(e) => {
-                            Update::SetEntry(Entry::with_flags(sum.clone(), e.expires_at, e.flags))
-                        }
-                        None => Update::Set(sum.clone().into()),
-                    };
-                    (update, Ok(sum))
-                }
-                Err(msg) => (Update::Keep, Err(msg)),
+    let r = super::update_string(ctx.session, args.get(1), |old| {
+        let current = old.map_or(&b"0"[..], |e| &e.value[..]);
+        match add(current, incr) {
+            Ok(sum) => {
+                let update = match old {
+                    Some(e) => {
+                        Update::SetEntry(Entry::with_flags(sum.clone(), e.expires_at, e.flags))
+                    }
+                    None => Update::Set(sum.clone().into()),
+                };
+                (update, Ok(sum))
             }
-        })
-        .await;
+            Err(msg) => (Update::Keep, Err(msg)),
+        }
+    })
+    .await;
     match r {
         Ok(Ok(sum)) => {
             // Redis stores the sum as a string object, never `int`.
@@ -52,6 +50,25 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Err(e) => ctx.engine_error(&e),
     }
     Flow::Continue
+}
+
+/// `HINCRBYFLOAT`'s check of its increment, before the key is looked at
+/// (Redis's order): a number, and a finite one.
+pub(crate) fn check_hash_increment(incr: &[u8]) -> Result<(), &'static str> {
+    match parse(incr).ok_or(NOT_A_FLOAT)? {
+        Num::Float(v) if !v.is_finite() => Err("ERR value is NaN or Infinity"),
+        _ => Ok(()),
+    }
+}
+
+/// `HINCRBYFLOAT`'s sum: `value` (absent = 0) plus `incr` (already
+/// checked), as Redis stores it.
+pub(crate) fn hash_add(value: Option<&[u8]>, incr: &[u8]) -> Result<Vec<u8>, &'static str> {
+    let value = value.unwrap_or(b"0");
+    if parse(value).is_none() {
+        return Err("ERR hash value is not a float");
+    }
+    add(value, incr)
 }
 
 /// A number as Redis's `string2ld` accepts it.

@@ -8,6 +8,7 @@
 use super::{parse_i64, Args, Ctx, Flow, NOT_AN_INTEGER, SYNTAX_ERROR};
 use crate::resp::reply;
 use bytes::Bytes;
+use tiercache_engine::ValueKind;
 
 pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     let keys = [args.bytes(1), args.bytes(2)];
@@ -18,6 +19,11 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             return Flow::Continue;
         }
     };
+    if found.iter().flatten().any(|e| e.kind != ValueKind::String) {
+        // Redis's own wording here, not WRONGTYPE.
+        ctx.error("ERR The specified keys must contain string values");
+        return Flow::Continue;
+    }
     let [a, b]: [Bytes; 2] = found
         .into_iter()
         .map(|e| e.map(|e| e.value).unwrap_or_default())

@@ -1,7 +1,9 @@
-//! `MGET key [key ...]`: one batched engine read, one slot per key.
+//! `MGET key [key ...]`: one batched engine read, one slot per key; a key
+//! holding a hash answers null, as in Redis.
 
 use super::{Args, Ctx, Flow};
 use crate::resp::reply;
+use tiercache_engine::ValueKind;
 
 pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     let keys = args.bytes_from(1);
@@ -9,7 +11,8 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Ok(entries) => {
             reply::array(ctx.out, entries.len());
             for entry in &entries {
-                ctx.bulk_or_null(entry.as_ref().map(|e| &e.value[..]));
+                let string = entry.as_ref().filter(|e| e.kind == ValueKind::String);
+                ctx.bulk_or_null(string.map(|e| &e.value[..]));
             }
         }
         Err(e) => ctx.engine_error(&e),

@@ -11,7 +11,7 @@
 use crate::resp::{reply, Proto};
 use crate::state::{ClientState, ServerState};
 use bytes::{Bytes, BytesMut};
-use tiercache_engine::{Engine, EngineError, Session};
+use tiercache_engine::{Engine, EngineError, Entry, Session, Update, ValueKind};
 
 mod append;
 mod auth;
@@ -31,9 +31,10 @@ mod flushall;
 mod function;
 mod get;
 mod getex;
+pub mod hash;
 mod hello;
 mod incr;
-mod incrbyfloat;
+pub(crate) mod incrbyfloat;
 mod info;
 mod keys;
 mod keytype;
@@ -161,17 +162,51 @@ impl Ctx<'_, '_> {
     }
 }
 
+/// [`Session::get`] for a string command: a key holding another kind (a
+/// hash) is [`EngineError::WrongType`].
+pub(crate) async fn get_string(
+    session: &mut Session<'_>,
+    key: &[u8],
+) -> tiercache_engine::Result<Option<Entry>> {
+    match session.get(key).await? {
+        Some(e) if e.kind != ValueKind::String => Err(EngineError::WrongType),
+        e => Ok(e),
+    }
+}
+
+/// [`Session::update`] for a string command: a key holding another kind
+/// is left alone and answers [`EngineError::WrongType`] (`f` never sees it).
+pub(crate) async fn update_string<T>(
+    session: &mut Session<'_>,
+    key: &[u8],
+    f: impl FnOnce(Option<&Entry>) -> (Update, T),
+) -> tiercache_engine::Result<T> {
+    session
+        .update(key, |old| match old {
+            Some(e) if e.kind != ValueKind::String => (Update::Keep, None),
+            old => {
+                let (update, answer) = f(old);
+                (update, Some(answer))
+            }
+        })
+        .await?
+        .ok_or(EngineError::WrongType)
+}
+
 /// The reply text for an engine error, with its Redis error code.
 pub fn engine_error_message(e: &EngineError) -> String {
     match e {
         EngineError::NotAnInteger => NOT_AN_INTEGER.to_string(),
         EngineError::Overflow => "ERR increment or decrement would overflow".to_string(),
+        EngineError::WrongType => WRONGTYPE.to_string(),
         EngineError::Store(s) => format!("ERR store '{}': {}", s.store, s.message),
         EngineError::WriteBackFull(_) => format!("OOM {e}"),
         other => format!("ERR {other}"),
     }
 }
 
+/// Redis's reply for a command applied to a key of another type.
+pub const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
 /// Redis's reply for a bad integer argument.
 pub const NOT_AN_INTEGER: &str = "ERR value is not an integer or out of range";
 /// Redis's reply for a malformed option list.
@@ -257,6 +292,22 @@ enum Cmd {
     Function,
     Quit,
     Reset,
+    HSet,
+    HMSet,
+    HSetNx,
+    HGet,
+    HMGet,
+    HGetAll,
+    HDel,
+    HLen,
+    HExists,
+    HKeys,
+    HVals,
+    HStrLen,
+    HIncrBy,
+    HIncrByFloat,
+    HRandField,
+    HScan,
 }
 
 /// A command's name, arity and key positions, as `COMMAND` reports them.
@@ -390,6 +441,22 @@ pub static COMMANDS: &[CommandSpec] = &[
     spec("function", Cmd::Function, -2, &["noscript"], NOKEYS),
     spec("quit", Cmd::Quit, -1, NOAUTH_FLAGS, NOKEYS),
     spec("reset", Cmd::Reset, 1, NOAUTH_FLAGS, NOKEYS),
+    spec("hset", Cmd::HSet, -4, WF, KEY1),
+    spec("hget", Cmd::HGet, 3, R, KEY1),
+    spec("hmset", Cmd::HMSet, -4, WF, KEY1),
+    spec("hmget", Cmd::HMGet, -3, R, KEY1),
+    spec("hsetnx", Cmd::HSetNx, 4, WF, KEY1),
+    spec("hdel", Cmd::HDel, -3, WX, KEY1),
+    spec("hgetall", Cmd::HGetAll, 2, RS, KEY1),
+    spec("hexists", Cmd::HExists, 3, R, KEY1),
+    spec("hlen", Cmd::HLen, 2, R, KEY1),
+    spec("hkeys", Cmd::HKeys, 2, RS, KEY1),
+    spec("hvals", Cmd::HVals, 2, RS, KEY1),
+    spec("hstrlen", Cmd::HStrLen, 3, R, KEY1),
+    spec("hincrby", Cmd::HIncrBy, 4, WF, KEY1),
+    spec("hincrbyfloat", Cmd::HIncrByFloat, 4, WF, KEY1),
+    spec("hrandfield", Cmd::HRandField, -2, RS, KEY1),
+    spec("hscan", Cmd::HScan, -3, RS, KEY1),
 ];
 
 /// The spec of a command name, ignoring case.
@@ -482,6 +549,22 @@ pub async fn execute(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Cmd::Function => function::run(args, ctx).await,
         Cmd::Quit => quit::run(args, ctx).await,
         Cmd::Reset => reset::run(args, ctx).await,
+        Cmd::HSet => hash::write::hset(args, ctx, hash::write::SetReply::Added).await,
+        Cmd::HMSet => hash::write::hset(args, ctx, hash::write::SetReply::Ok).await,
+        Cmd::HSetNx => hash::write::hsetnx(args, ctx).await,
+        Cmd::HDel => hash::write::hdel(args, ctx).await,
+        Cmd::HIncrBy => hash::write::hincrby(args, ctx).await,
+        Cmd::HIncrByFloat => hash::write::hincrbyfloat(args, ctx).await,
+        Cmd::HGet => hash::read::hget(args, ctx).await,
+        Cmd::HMGet => hash::read::hmget(args, ctx).await,
+        Cmd::HGetAll => hash::read::hgetall(args, ctx).await,
+        Cmd::HExists => hash::read::hexists(args, ctx).await,
+        Cmd::HLen => hash::read::hlen(args, ctx).await,
+        Cmd::HKeys => hash::read::hkeys(args, ctx, hash::read::Half::Fields).await,
+        Cmd::HVals => hash::read::hkeys(args, ctx, hash::read::Half::Values).await,
+        Cmd::HStrLen => hash::read::hstrlen(args, ctx).await,
+        Cmd::HRandField => hash::sample::hrandfield(args, ctx).await,
+        Cmd::HScan => hash::sample::hscan(args, ctx).await,
     }
 }
 

@@ -2,10 +2,14 @@
 //! `int` for a canonical 64-bit integer, `embstr` up to 44 bytes, `raw`
 //! beyond — unless the value's history says otherwise (`raw` after
 //! `APPEND`/`SETRANGE`, never `int` after `INCRBYFLOAT`), which the
-//! server's [`EncodingHints`](crate::state::EncodingHints) remember.
+//! server's [`EncodingHints`](crate::state::EncodingHints) remember. A
+//! hash says `listpack` while it has at most 128 fields of at most 64 bytes
+//! (fields and values), `hashtable` beyond, from its current contents.
 
 use super::{arity_error, parse_i64, unknown_subcommand, Args, Ctx, Flow};
+use crate::hash::Hash;
 use crate::resp::reply;
+use tiercache_engine::ValueKind;
 
 /// Redis's `OBJ_ENCODING_EMBSTR_SIZE_LIMIT`.
 const EMBSTR_MAX: usize = 44;
@@ -29,6 +33,10 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         return Flow::Continue;
     }
     match ctx.session.get(args.get(2)).await {
+        Ok(Some(e)) if e.kind == ValueKind::Hash => match Hash::decode(&e.value) {
+            Ok(h) => reply::bulk(ctx.out, h.encoding().as_bytes()),
+            Err(c) => ctx.error(&format!("ERR {c}")),
+        },
         Ok(Some(e)) => {
             let enc = ctx
                 .server
@@ -60,12 +68,13 @@ async fn refcount(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     }
     match ctx.session.get(args.get(2)).await {
         Ok(Some(e)) => {
-            let int = ctx
-                .server
-                .encodings
-                .get(args.get(2), &e.value)
-                .unwrap_or_else(|| encoding(&e.value))
-                == "int";
+            let int = e.kind == ValueKind::String
+                && ctx
+                    .server
+                    .encodings
+                    .get(args.get(2), &e.value)
+                    .unwrap_or_else(|| encoding(&e.value))
+                    == "int";
             let shared =
                 int && parse_i64(&e.value).is_some_and(|n| (0..SHARED_INTEGERS).contains(&n));
             reply::integer(ctx.out, if shared { SHARED_REFCOUNT } else { 1 });

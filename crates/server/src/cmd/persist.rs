@@ -9,7 +9,7 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         .session
         .update(args.get(1), |old| match old {
             Some(e) if e.expires_at.is_some() => (
-                Update::SetEntry(Entry::with_flags(e.value.clone(), None, e.flags)),
+                Update::SetEntry(Entry::with_kind(e.value.clone(), None, e.flags, e.kind)),
                 1,
             ),
             _ => (Update::Keep, 0),

@@ -12,7 +12,7 @@ pub async fn getrange(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         reply::error(ctx.out, NOT_AN_INTEGER);
         return Flow::Continue;
     };
-    match ctx.session.get(args.get(1)).await {
+    match super::get_string(ctx.session, args.get(1)).await {
         Ok(e) => {
             let value = e.map(|e| e.value).unwrap_or_default();
             reply::bulk(ctx.out, substring(&value, start, end));
@@ -56,33 +56,31 @@ pub async fn setrange(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     }
     let patch = args.get(3);
     let max = ctx.server.config.limits.max_bulk_len as i64;
-    let r = ctx
-        .session
-        .update(args.get(1), |old| {
-            let old_len = old.map_or(0, |e| e.value.len());
-            if patch.is_empty() {
-                // Nothing to write: the current length, and no key is created.
-                return (Update::Keep, Ok((old_len, None)));
-            }
-            let end = match offset.checked_add(patch.len() as i64) {
-                Some(end) if end <= max => end as usize,
-                _ => return (Update::Keep, Err(())),
-            };
-            let mut v = old.map_or_else(Vec::new, |e| e.value.to_vec());
-            if v.len() < end {
-                v.resize(end, 0);
-            }
-            v[offset as usize..end].copy_from_slice(patch);
-            let len = v.len();
-            // A string written in place is `raw` in Redis.
-            let fp = fingerprint(&v);
-            let update = match old {
-                Some(e) => Update::SetEntry(Entry::with_flags(v, e.expires_at, e.flags)),
-                None => Update::Set(v.into()),
-            };
-            (update, Ok((len, Some(fp))))
-        })
-        .await;
+    let r = super::update_string(ctx.session, args.get(1), |old| {
+        let old_len = old.map_or(0, |e| e.value.len());
+        if patch.is_empty() {
+            // Nothing to write: the current length, and no key is created.
+            return (Update::Keep, Ok((old_len, None)));
+        }
+        let end = match offset.checked_add(patch.len() as i64) {
+            Some(end) if end <= max => end as usize,
+            _ => return (Update::Keep, Err(())),
+        };
+        let mut v = old.map_or_else(Vec::new, |e| e.value.to_vec());
+        if v.len() < end {
+            v.resize(end, 0);
+        }
+        v[offset as usize..end].copy_from_slice(patch);
+        let len = v.len();
+        // A string written in place is `raw` in Redis.
+        let fp = fingerprint(&v);
+        let update = match old {
+            Some(e) => Update::SetEntry(Entry::with_flags(v, e.expires_at, e.flags)),
+            None => Update::Set(v.into()),
+        };
+        (update, Ok((len, Some(fp))))
+    })
+    .await;
     match r {
         Ok(Ok((len, fp))) => {
             if let Some(fp) = fp {

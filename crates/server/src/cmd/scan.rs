@@ -9,6 +9,7 @@
 //! is not 0. An unknown cursor (never handed out, or forgotten after many
 //! newer ones) is an error rather than a silent restart.
 
+use super::keytype::type_name;
 use super::{glob_match, parse_i64, Args, Ctx, Flow, NOT_AN_INTEGER, SYNTAX_ERROR};
 use crate::glob::literal_prefix;
 use crate::resp::reply;
@@ -27,7 +28,7 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     };
     let mut count: usize = 10;
     let mut pattern: Option<&[u8]> = None;
-    let mut type_name: Option<&[u8]> = None;
+    let mut type_filter: Option<&[u8]> = None;
     let mut i = 2;
     while i < args.len() {
         let more = i + 1 < args.len();
@@ -46,7 +47,7 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         } else if args.is(i, "match") && more {
             pattern = Some(args.get(i + 1)).filter(|p| *p != b"*");
         } else if args.is(i, "type") && more {
-            type_name = Some(args.get(i + 1));
+            type_filter = Some(args.get(i + 1));
         } else {
             reply::error(ctx.out, SYNTAX_ERROR);
             return Flow::Continue;
@@ -72,13 +73,28 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             return Flow::Continue;
         }
     };
-    // Every value is a string today.
-    let type_ok = type_name.map_or(true, |t| t.eq_ignore_ascii_case(b"string"));
-    let keys: Vec<&Bytes> = page
+    let mut keys: Vec<&Bytes> = page
         .keys
         .iter()
-        .filter(|k| type_ok && pattern.map_or(true, |p| glob_match(p, k, false)))
+        .filter(|k| pattern.map_or(true, |p| glob_match(p, k, false)))
         .collect();
+    if let Some(wanted) = type_filter {
+        // The type lives in the value: read the page's keys (one batch) and
+        // keep those of that type; a key gone meanwhile is not listed.
+        let owned: Vec<Bytes> = keys.iter().map(|k| (*k).clone()).collect();
+        let entries = match ctx.session.get_many(&owned).await {
+            Ok(e) => e,
+            Err(e) => {
+                ctx.engine_error(&e);
+                return Flow::Continue;
+            }
+        };
+        let mut of_type = entries.iter().map(|e| {
+            e.as_ref()
+                .is_some_and(|e| wanted.eq_ignore_ascii_case(type_name(e.kind).as_bytes()))
+        });
+        keys.retain(|_| of_type.next().unwrap_or(false));
+    }
     let next = page.next.map_or(0, |k| ctx.server.scans.open(k));
     reply::array(ctx.out, 2);
     reply::bulk(ctx.out, next.to_string().as_bytes());

@@ -8,7 +8,7 @@ use super::flags::strtoull;
 use super::parse::valid_key;
 use super::{Ctx, Req};
 use bytes::Bytes;
-use tiercache_engine::{Change, Entry};
+use tiercache_engine::{Change, Entry, ValueKind};
 
 /// What an arithmetic step found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,7 +28,9 @@ pub fn apply(old: Option<&Entry>, incr: bool, delta: u64, cas: u64) -> (Change, 
     let Some(e) = old else {
         return (Change::Keep, Delta::NotFound);
     };
-    if e.value.is_empty() {
+    // A Redis hash is not a number: memcached's own answer for an item
+    // arithmetic cannot apply to is the non-numeric error.
+    if e.value.is_empty() || e.kind != ValueKind::String {
         return (Change::Keep, Delta::NonNumeric);
     }
     if cas != 0 && e.cas != cas {

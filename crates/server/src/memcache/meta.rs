@@ -11,7 +11,7 @@ use super::parse::{valid_key, KEY_MAX_LEN, MAX_META_TOKENS};
 use super::storage::{self, Item, Outcome};
 use super::{expiry_from_exptime, push_u64, ttl_secs, Ctx, Req, StoreCmd};
 use bytes::{Bytes, BytesMut};
-use tiercache_engine::{now_ms, Change, Entry, MemoryTier};
+use tiercache_engine::{now_ms, Change, Entry, MemoryTier, ValueKind};
 
 type Meta = Option<Result<MetaFlags, &'static str>>;
 
@@ -101,6 +101,8 @@ pub async fn mg(req: &Req<'_>, ctx: &mut Ctx<'_, '_>, meta: Meta) {
     let found: Result<(Option<Entry>, bool), _> = if new_ttl.is_some() || vivify_ttl.is_some() {
         ctx.session
             .modify(key, |old| match (old, new_ttl, vivify_ttl) {
+                // A Redis hash is a miss: neither touched nor replaced by a vivify.
+                (Some(e), _, _) if e.kind != ValueKind::String => (Change::Keep, (None, false)),
                 (Some(e), Some(at), _) => (Change::Touch(at), (Some(e.clone()), false)),
                 (Some(e), None, _) => (Change::Keep, (Some(e.clone()), false)),
                 (None, _, Some(at)) => (Change::Put(Entry::with_expiry("", at)), (None, true)),
@@ -112,7 +114,10 @@ pub async fn mg(req: &Req<'_>, ctx: &mut Ctx<'_, '_>, meta: Meta) {
                 other => other,
             })
     } else {
-        ctx.session.get(&key).await.map(|e| (e, false))
+        ctx.session
+            .get(&key)
+            .await
+            .map(|e| (e.filter(|e| e.kind == ValueKind::String), false))
     };
     let (item, created) = match found {
         Ok(x) => x,
@@ -422,7 +427,8 @@ pub async fn me(req: &Req<'_>, ctx: &mut Ctx<'_, '_>) {
     let binary = req.len() >= 3 && req.tok(2) == b"b";
     let key = req.tok(1);
     let e = match ctx.session.get(key).await {
-        Ok(Some(e)) => e,
+        Ok(Some(e)) if e.kind == ValueKind::String => e,
+        Ok(Some(_)) => return ctx.line(false, b"EN"),
         Ok(None) => return ctx.line(false, b"EN"),
         Err(e) => return ctx.engine_error(false, &e),
     };

@@ -19,6 +19,17 @@
 //! both kept by the engine through every tier. Keys are shared with the
 //! Redis protocol: a key written over RESP reads here with flags 0.
 //!
+//! Redis hashes (entries of kind
+//! [`ValueKind::Hash`](tiercache_engine::ValueKind)) are not items here:
+//! reads (`get gets gat gats mg me`) treat a hash key as a miss and leave it
+//! untouched (no touch, no vivify); `incr`/`decr`/`ma` answer `CLIENT_ERROR
+//! cannot increment or decrement non-numeric value` (memcached's reply for
+//! an item arithmetic does not apply to) and `append`/`prepend` (also
+//! through `ms`) `NOT_STORED` (memcached has no type error; that is its
+//! reply when the data cannot be added to an item). `set`, `add`,
+//! `replace`, `cas`, `delete`, `touch`, `md` and `ms` act on the key as on
+//! any other: a set replaces the hash with a string.
+//!
 //! Deliberate differences from memcached (see `ARCHITECTURE.md`): the value limit is the server's `max_value_bytes`, not
 //! memcached's 1 MiB item size; `mg` flags `h` and `l` are not tracked
 //! (always `h0`, `l0`); stale items (`I`, `X`) are not kept: `md ... I`

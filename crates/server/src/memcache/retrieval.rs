@@ -4,7 +4,7 @@ use super::flags::strtol32;
 use super::parse::valid_key;
 use super::{expiry_from_exptime, push_u64, Ctx, Req};
 use bytes::{Bytes, BytesMut};
-use tiercache_engine::{now_ms, Change, Entry};
+use tiercache_engine::{now_ms, Change, Entry, ValueKind};
 
 /// `VALUE <key> <flags> <bytes>[ <cas>]\r\n<data>\r\n`
 fn value_reply(out: &mut BytesMut, key: &[u8], e: &Entry, with_cas: bool) {
@@ -59,11 +59,11 @@ pub async fn get(req: &Req<'_>, ctx: &mut Ctx<'_, '_>) {
             stats.cmd_get.add(keys.len() as u64);
             for (key, e) in keys.iter().zip(&found) {
                 match e {
-                    Some(e) => {
+                    Some(e) if e.kind == ValueKind::String => {
                         stats.get_hits.incr();
                         value_reply(ctx.out, key, e, with_cas);
                     }
-                    None => stats.get_misses.incr(),
+                    _ => stats.get_misses.incr(),
                 }
             }
         }
@@ -75,7 +75,11 @@ pub async fn get(req: &Req<'_>, ctx: &mut Ctx<'_, '_>) {
                 // the past removes it afterwards.
                 let m = ctx
                     .session
-                    .modify(key.clone(), |old| (Change::Touch(at), old.cloned()))
+                    .modify(key.clone(), |old| match old {
+                        // A Redis hash is a miss, and is not touched.
+                        Some(e) if e.kind != ValueKind::String => (Change::Keep, None),
+                        old => (Change::Touch(at), old.cloned()),
+                    })
                     .await;
                 match m {
                     Ok(m) => match m.result {

@@ -3,7 +3,7 @@
 
 use super::{expiry_from_exptime, Ctx, Parsed, Req, StoreCmd};
 use bytes::Bytes;
-use tiercache_engine::{now_ms, Change, EngineError, Entry};
+use tiercache_engine::{now_ms, Change, EngineError, Entry, ValueKind};
 
 /// A storage request's item, as parsed.
 pub struct Item<'a> {
@@ -65,6 +65,12 @@ pub async fn store(
             }
             (StoreCmd::Cas, None) => (Change::Keep, Outcome::NotFound),
             (StoreCmd::Cas, Some(e)) if e.cas != item.cas => (Change::Keep, Outcome::Exists),
+            // A Redis hash cannot be appended to: memcached has no type
+            // error, and NOT_STORED is its answer for an item the data
+            // cannot be added to (as for a missing one).
+            (StoreCmd::Append | StoreCmd::Prepend, Some(e)) if e.kind != ValueKind::String => {
+                (Change::Keep, Outcome::NotStored)
+            }
             (StoreCmd::Append | StoreCmd::Prepend, Some(e)) => {
                 if item.cas != 0 && item.cas != e.cas {
                     return (Change::Keep, Outcome::Exists);

@@ -3,6 +3,9 @@
 
 #![allow(dead_code)]
 
+mod hash;
+pub use hash::hash_script;
+
 /// How two replies are compared.
 #[derive(Clone, Copy, Debug)]
 pub enum Check {

@@ -4,11 +4,14 @@
 
 use bytes::Bytes;
 use std::io::{ErrorKind, Read};
-use tiercache_engine::{Entry, Mutation};
+use tiercache_engine::{Entry, Mutation, ValueKind};
 
 pub(super) const OP_SET: u8 = 1;
 pub(super) const OP_DELETE: u8 = 2;
 pub(super) const OP_CLEAR: u8 = 3;
+/// A set of a value that is not a string: op 1's layout plus a kind byte
+/// after the flags (strings keep op 1, so old files read unchanged).
+pub(super) const OP_SET_KIND: u8 = 4;
 pub(super) const HEADER: u64 = 8;
 /// Larger claimed lengths are corruption (values are at most 64 MiB by default).
 pub(super) const MAX_RECORD: u32 = 1 << 30;
@@ -29,8 +32,12 @@ pub(super) fn encode(out: &mut Vec<u8>, m: &Mutation) -> u64 {
     out.extend_from_slice(&[0; HEADER as usize]);
     let value_at = match m {
         Mutation::Set(key, e) => {
-            out.push(OP_SET);
+            let kinded = e.kind != ValueKind::String;
+            out.push(if kinded { OP_SET_KIND } else { OP_SET });
             out.extend_from_slice(&e.flags.to_le_bytes());
+            if kinded {
+                out.push(e.kind.code());
+            }
             out.push(e.expires_at.is_some() as u8);
             out.extend_from_slice(&e.expires_at.unwrap_or(0).to_le_bytes());
             out.extend_from_slice(&(key.len() as u32).to_le_bytes());
@@ -67,26 +74,33 @@ pub(super) fn seal(out: &mut [u8], start: usize) {
 pub(super) fn decode(payload: &[u8]) -> Option<Record> {
     let (&op, rest) = payload.split_first()?;
     match op {
-        OP_SET => {
-            if rest.len() < 17 {
+        OP_SET | OP_SET_KIND => {
+            let flags = u32::from_le_bytes(rest.get(0..4)?.try_into().ok()?);
+            let (kind, rest) = if op == OP_SET_KIND {
+                (ValueKind::from_code(*rest.get(4)?)?, &rest[5..])
+            } else {
+                (ValueKind::String, &rest[4..])
+            };
+            let kind_len = usize::from(op == OP_SET_KIND);
+            if rest.len() < 13 {
                 return None;
             }
-            let flags = u32::from_le_bytes(rest[0..4].try_into().ok()?);
-            let has_exp = rest[4];
-            let exp = u64::from_le_bytes(rest[5..13].try_into().ok()?);
-            let key_len = u32::from_le_bytes(rest[13..17].try_into().ok()?) as usize;
-            let kv = &rest[17..];
+            let has_exp = rest[0];
+            let exp = u64::from_le_bytes(rest[1..9].try_into().ok()?);
+            let key_len = u32::from_le_bytes(rest[9..13].try_into().ok()?) as usize;
+            let kv = &rest[13..];
             if kv.len() < key_len || has_exp > 1 {
                 return None;
             }
             Some(Record::Set {
                 key: Bytes::copy_from_slice(&kv[..key_len]),
-                entry: Entry::with_flags(
+                entry: Entry::with_kind(
                     Bytes::copy_from_slice(&kv[key_len..]),
                     (has_exp == 1).then_some(exp),
                     flags,
+                    kind,
                 ),
-                value_at: (1 + 17 + key_len) as u64,
+                value_at: (1 + 17 + kind_len + key_len) as u64,
             })
         }
         OP_DELETE => Some(Record::Delete(Bytes::copy_from_slice(rest))),
@@ -152,6 +166,24 @@ mod tests {
         }
         let (p, _) = read_record(&mut r).unwrap().unwrap();
         assert!(matches!(decode(&p), Some(Record::Delete(k)) if k == "gone"));
+        // A hash: op 4, and its value offset accounts for the kind byte.
+        let h = Entry::with_kind("fields", None, 3, ValueKind::Hash);
+        let mut hb = Vec::new();
+        let rel = encode(&mut hb, &Mutation::Set("h".into(), h.clone()));
+        assert_eq!(hb[HEADER as usize], OP_SET_KIND);
+        match decode(&hb[HEADER as usize..]).unwrap() {
+            Record::Set {
+                entry, value_at, ..
+            } => {
+                assert_eq!(entry, h);
+                assert_eq!(&hb[(value_at + HEADER) as usize..], b"fields");
+                assert_eq!(value_at + HEADER, rel);
+            }
+            _ => panic!("not a set"),
+        }
+        // An unknown kind code is not a record this build can read.
+        hb[HEADER as usize + 5] = 99;
+        assert!(decode(&hb[HEADER as usize..]).is_none());
         assert_eq!(read_record(&mut r), Ok(None));
         // A cut record is not whole.
         let mut cut = &buf[..buf.len() - 1];

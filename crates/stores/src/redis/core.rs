@@ -547,8 +547,9 @@ impl RespCore {
                         )
                     }
                 };
-                let (value, flags) = codec::decode(raw);
-                let entry = Entry::with_flags(value, expires_at, flags);
+                let (value, flags, kind) =
+                    codec::decode(raw).map_err(|e| self.error("get", e.to_string()))?;
+                let entry = Entry::with_kind(value, expires_at, flags, kind);
                 if !entry.is_expired_at(now) {
                     out[i] = Some(entry);
                 }
@@ -579,14 +580,14 @@ impl RespCore {
                                 Some(t) => {
                                     pipe.cmd("SET")
                                         .arg(&k[..])
-                                        .arg(&codec::encode(&e.value, e.flags)[..])
+                                        .arg(&codec::encode_kind(&e.value, e.flags, e.kind)[..])
                                         .arg("PXAT")
                                         .arg(t);
                                 }
                                 None => {
                                     pipe.cmd("SET")
                                         .arg(&k[..])
-                                        .arg(&codec::encode(&e.value, e.flags)[..]);
+                                        .arg(&codec::encode_kind(&e.value, e.flags, e.kind)[..]);
                                 }
                             },
                             Mutation::Delete(k) => {

@@ -6,6 +6,7 @@
 //! ```text
 //! SET <key> <value> [PXAT <expires_at ms>]     flags 0: the value's own bytes
 //! SET <key> FF 74 63 01 <flags u32 BE> <value>  flags ≠ 0: an 8-byte envelope
+//! SET <key> FF 74 63 02 <flags> <kind u8> <value>  not a string (a hash): 9 bytes
 //! ```
 //!
 //! - Keys are the entry's key, unchanged (binary-safe).

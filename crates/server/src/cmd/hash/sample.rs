@@ -1,0 +1,198 @@
+//! `HRANDFIELD key [count [WITHVALUES]]` and `HSCAN key cursor [MATCH
+//! pattern] [COUNT count]`.
+//!
+//! `HSCAN` answers every (matching) field in one reply with cursor 0, as
+//! Redis does for a listpack-encoded hash, whatever the hash's size: the
+//! fields live in one value, so paging would save no work, and a position
+//! cursor would skip fields when others are deleted between calls.
+//!
+//! `HRANDFIELD` follows Redis's cases: a positive count at least the size
+//! returns the whole hash in order; a smaller one distinct fields (in hash
+//! order, as Redis's listpack sampling); a negative count `-n` picks `n`
+//! times with repetition.
+
+use super::read_hash;
+use crate::cmd::{glob_match, parse_i64, Args, Ctx, Flow, NOT_AN_INTEGER, SYNTAX_ERROR};
+use crate::hash::Hash;
+use crate::resp::reply;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// `HRANDFIELD`.
+pub async fn hrandfield(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
+    if args.len() == 2 {
+        match read_hash(ctx, args.get(1)).await {
+            Ok(Some(h)) => {
+                let (f, _) = h
+                    .at(random_below(h.len()))
+                    .expect("a stored hash has fields");
+                reply::bulk(ctx.out, f);
+            }
+            Ok(None) => ctx.null(),
+            Err(msg) => ctx.error(&msg),
+        }
+        return Flow::Continue;
+    }
+    let Some(count) = parse_i64(args.get(2)) else {
+        ctx.error(NOT_AN_INTEGER);
+        return Flow::Continue;
+    };
+    let with_values = match args.len() {
+        3 => false,
+        4 if args.is(3, "withvalues") => true,
+        _ => {
+            ctx.error(SYNTAX_ERROR);
+            return Flow::Continue;
+        }
+    };
+    if count == i64::MIN {
+        ctx.error(
+            "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807",
+        );
+        return Flow::Continue;
+    }
+    // Redis refuses what would overflow its reply's length (2 × count).
+    if with_values && count < -(i64::MAX / 2) {
+        ctx.error("ERR value is out of range");
+        return Flow::Continue;
+    }
+    let h = match read_hash(ctx, args.get(1)).await {
+        Ok(h) => h.unwrap_or_default(),
+        Err(msg) => {
+            ctx.error(&msg);
+            return Flow::Continue;
+        }
+    };
+    let picks: Vec<usize> = if h.is_empty() || count == 0 {
+        Vec::new()
+    } else if count < 0 {
+        (0..count.unsigned_abs())
+            .map(|_| random_below(h.len()))
+            .collect()
+    } else if count as u64 >= h.len() as u64 {
+        (0..h.len()).collect()
+    } else {
+        distinct(h.len(), count as usize)
+    };
+    reply_pairs(ctx, &h, &picks, with_values);
+    Flow::Continue
+}
+
+fn reply_pairs(ctx: &mut Ctx<'_, '_>, h: &Hash, picks: &[usize], with_values: bool) {
+    let proto = ctx.client.proto;
+    let flat = with_values && proto == crate::resp::Proto::Resp2;
+    reply::array(ctx.out, if flat { picks.len() * 2 } else { picks.len() });
+    for &i in picks {
+        let (f, v) = h.at(i).expect("picked within the hash");
+        if with_values && !flat {
+            reply::array(ctx.out, 2);
+        }
+        reply::bulk(ctx.out, f);
+        if with_values {
+            reply::bulk(ctx.out, v);
+        }
+    }
+}
+
+/// `count` distinct positions below `len` (count < len), in order.
+fn distinct(len: usize, count: usize) -> Vec<usize> {
+    // Floyd's sampling: `count` draws, no rejection loop.
+    let mut chosen = std::collections::BTreeSet::new();
+    for j in len - count..len {
+        let t = random_below(j + 1);
+        if !chosen.insert(t) {
+            chosen.insert(j);
+        }
+    }
+    chosen.into_iter().collect()
+}
+
+/// A random number below `n` (n > 0): xorshift over a process-wide state;
+/// sampling needs no cryptographic quality.
+fn random_below(n: usize) -> usize {
+    static STATE: AtomicU64 = AtomicU64::new(0);
+    let mut x = STATE.load(Ordering::Relaxed);
+    if x == 0 {
+        let seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        x = seed | 1;
+    }
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    STATE.store(x, Ordering::Relaxed);
+    (x % n as u64) as usize
+}
+
+/// `HSCAN`.
+pub async fn hscan(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
+    let cursor = args.get(2);
+    // Redis's `strtoul` check: an optional sign (a negative cursor wraps),
+    // digits, nothing else, within 64 bits. The value itself is not used.
+    let digits = cursor
+        .strip_prefix(b"-")
+        .or(cursor.strip_prefix(b"+"))
+        .unwrap_or(cursor);
+    let valid = !digits.is_empty()
+        && digits.iter().all(u8::is_ascii_digit)
+        && std::str::from_utf8(digits).is_ok_and(|c| c.parse::<u64>().is_ok());
+    if !valid {
+        ctx.error("ERR invalid cursor");
+        return Flow::Continue;
+    }
+    let h = match read_hash(ctx, args.get(1)).await {
+        Ok(Some(h)) => h,
+        // Redis answers an absent key before looking at the options.
+        Ok(None) => {
+            reply::array(ctx.out, 2);
+            reply::bulk(ctx.out, b"0");
+            reply::array(ctx.out, 0);
+            return Flow::Continue;
+        }
+        Err(msg) => {
+            ctx.error(&msg);
+            return Flow::Continue;
+        }
+    };
+    let mut pattern: Option<&[u8]> = None;
+    let mut i = 3;
+    while i < args.len() {
+        if i + 1 >= args.len() {
+            ctx.error(SYNTAX_ERROR);
+            return Flow::Continue;
+        }
+        if args.is(i, "count") {
+            match parse_i64(args.get(i + 1)) {
+                None => {
+                    ctx.error(NOT_AN_INTEGER);
+                    return Flow::Continue;
+                }
+                Some(n) if n < 1 => {
+                    ctx.error(SYNTAX_ERROR);
+                    return Flow::Continue;
+                }
+                Some(_) => {}
+            }
+        } else if args.is(i, "match") {
+            pattern = Some(args.get(i + 1));
+        } else {
+            ctx.error(SYNTAX_ERROR);
+            return Flow::Continue;
+        }
+        i += 2;
+    }
+    // "*" matches everything; Redis skips the match for it too.
+    let pattern = pattern.filter(|p| *p != b"*");
+    let hits: Vec<_> = h
+        .iter()
+        .filter(|(f, _)| pattern.map_or(true, |p| glob_match(p, f, false)))
+        .collect();
+    reply::array(ctx.out, 2);
+    reply::bulk(ctx.out, b"0");
+    reply::array(ctx.out, hits.len() * 2);
+    for (f, v) in hits {
+        reply::bulk(ctx.out, f);
+        reply::bulk(ctx.out, v);
+    }
+    Flow::Continue
+}

@@ -1,0 +1,125 @@
+//! Redis hashes survive restarts of the real server on the default
+//! configuration (write-back, SQLite): through SQLite after a SIGTERM
+//! flush, and through the write-back journal after a SIGKILL before any
+//! flush. `TYPE` says `hash` afterwards, and field order is kept.
+
+mod support;
+
+use std::time::Duration;
+use support::{command, Reply, Server};
+
+fn bulk(s: &str) -> Reply {
+    Reply::Bulk(Some(s.as_bytes().to_vec()))
+}
+
+/// Writes the hashes every test checks, and a string for contrast.
+fn write_hashes(server: &Server) {
+    let mut client = server.client();
+    let mut bytes = command(&[
+        b"HSET", b"user:1", b"name", b"ada", b"lang", b"en", b"n", b"1",
+    ]);
+    bytes.extend(command(&[b"HINCRBY", b"user:1", b"n", b"41"]));
+    bytes.extend(command(&[b"HSET", b"user:1", b"name", b"Ada"]));
+    bytes.extend(command(&[b"HSET", b"gone", b"f", b"v"]));
+    bytes.extend(command(&[b"HDEL", b"gone", b"f"]));
+    bytes.extend(command(&[b"PEXPIRE", b"user:1", b"3600000"]));
+    bytes.extend(command(&[
+        b"SET",
+        b"plain",
+        b"\xff\x74\x63\x02 looks like an envelope",
+    ]));
+    client.send_raw(&bytes).unwrap();
+    let want = [
+        Reply::Int(3),
+        Reply::Int(42),
+        Reply::Int(0),
+        Reply::Int(1),
+        Reply::Int(1),
+        Reply::Int(1),
+        Reply::Simple("OK".into()),
+    ];
+    for w in want {
+        assert_eq!(client.read().unwrap(), w);
+    }
+}
+
+fn check_hashes(server: &Server, how: &str) {
+    let mut client = server.client();
+    assert_eq!(
+        client.call(&[b"HGETALL", b"user:1"]),
+        Reply::Array(Some(vec![
+            bulk("name"),
+            bulk("Ada"),
+            bulk("lang"),
+            bulk("en"),
+            bulk("n"),
+            bulk("42"),
+        ])),
+        "{how}: fields, values and their order"
+    );
+    assert_eq!(
+        client.call(&[b"TYPE", b"user:1"]),
+        Reply::Simple("hash".into()),
+        "{how}"
+    );
+    let Reply::Int(ttl) = client.call(&[b"TTL", b"user:1"]) else {
+        panic!("{how}: TTL failed")
+    };
+    assert!(
+        (3590..=3600).contains(&ttl),
+        "{how}: the expiry survives ({ttl})"
+    );
+    assert_eq!(client.call(&[b"EXISTS", b"gone"]), Reply::Int(0), "{how}");
+    assert_eq!(
+        client.call(&[b"TYPE", b"plain"]),
+        Reply::Simple("string".into()),
+        "{how}"
+    );
+    assert_eq!(
+        client.call(&[b"GET", b"plain"]),
+        Reply::Bulk(Some(b"\xff\x74\x63\x02 looks like an envelope".to_vec())),
+        "{how}"
+    );
+    assert!(
+        matches!(client.call(&[b"GET", b"user:1"]), Reply::Error(e) if e.starts_with("WRONGTYPE")),
+        "{how}: still a hash, not a string"
+    );
+}
+
+#[test]
+fn hashes_survive_a_sigterm_through_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let server = Server::start(&data);
+    write_hashes(&server);
+    assert!(server.sigterm(Duration::from_secs(10)).success());
+    // The SQLite file holds the hash with its kind.
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        use tiercache::Store;
+        let store = tiercache::stores::SqliteStore::open("check", &data.join("tiercache.db"), "kv")
+            .unwrap();
+        let got = store.get_many(&["user:1".into()]).await.unwrap();
+        assert_eq!(
+            got[0].as_ref().unwrap().kind,
+            tiercache::engine::ValueKind::Hash
+        );
+    });
+    let server = Server::start(&data);
+    check_hashes(&server, "after SIGTERM");
+    assert!(server.sigterm(Duration::from_secs(10)).success());
+}
+
+#[test]
+fn hashes_survive_a_sigkill_through_the_journal() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let server = Server::start(&data);
+    write_hashes(&server);
+    // Acknowledged, so in the journal; killed before the flusher ran
+    // (its interval is longer than this test's writes).
+    server.kill9();
+    let server = Server::start(&data);
+    check_hashes(&server, "after SIGKILL");
+    assert!(server.sigterm(Duration::from_secs(10)).success());
+}
