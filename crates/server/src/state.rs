@@ -4,7 +4,7 @@ use crate::config::ServerConfig;
 use crate::resp::Proto;
 use bytes::Bytes;
 use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
@@ -194,6 +194,9 @@ pub struct ClientInfo {
     pub resp: AtomicU64,
     /// `CLIENT NO-EVICT` (accepted; connections are never evicted here).
     pub no_evict: AtomicBool,
+    /// The last command run, as its position in the command table plus
+    /// one (0: none yet), for `CLIENT LIST`'s `cmd=`.
+    last_command: AtomicU32,
     /// Name (`CLIENT SETNAME`), library name and version (`CLIENT SETINFO`).
     pub names: Mutex<ClientNames>,
 }
@@ -220,7 +223,23 @@ impl ClientInfo {
             last_active_ms: AtomicU64::new(0),
             resp: AtomicU64::new(2),
             no_evict: AtomicBool::new(false),
+            last_command: AtomicU32::new(0),
             names: Mutex::new(ClientNames::default()),
+        }
+    }
+
+    /// Records the last command run (its position in the command table).
+    pub fn set_last_command(&self, index: usize) {
+        self.last_command.store(index as u32 + 1, Ordering::Relaxed);
+    }
+
+    /// The name of the last command run, `NULL` before any (as Redis).
+    pub fn last_command(&self) -> &'static str {
+        match self.last_command.load(Ordering::Relaxed) {
+            0 => "NULL",
+            n => crate::cmd::COMMANDS
+                .get(n as usize - 1)
+                .map_or("NULL", |spec| spec.name),
         }
     }
 

@@ -113,6 +113,19 @@ async fn client_list_shows_every_connection() {
         "{list}"
     );
     assert!(list.contains("addr=127.0.0.1:"), "{list}");
+    // cmd= is the other client's last command (HELLO), the caller's own
+    // CLIENT LIST as Redis words it.
+    let line = |list: &str, name: &str| {
+        list.lines()
+            .find(|l| l.contains(&format!("name={name} ")))
+            .unwrap()
+            .to_string()
+    };
+    assert!(line(&list, "beta").contains(" cmd=hello "), "{list}");
+    assert!(line(&list, "alpha").contains(" cmd=client|list "), "{list}");
+    b.cmd(&["SET", "k", "v"]).await;
+    let list = a.cmd(&["CLIENT", "LIST"]).await.text();
+    assert!(line(&list, "beta").contains(" cmd=set "), "{list}");
     // RESP3 clients get CLIENT INFO as a verbatim string.
     match b.cmd(&["CLIENT", "INFO"]).await {
         Reply::Verbatim(format, text) => {

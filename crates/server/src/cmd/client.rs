@@ -119,7 +119,7 @@ fn list(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) {
                 let cmd = if c.id == ctx.client.id {
                     "client|list"
                 } else {
-                    "NULL"
+                    c.last_command()
                 };
                 text.push_str(&c.line(cmd));
             }

@@ -461,17 +461,24 @@ pub static COMMANDS: &[CommandSpec] = &[
 
 /// The spec of a command name, ignoring case.
 pub fn lookup(name: &[u8]) -> Option<&'static CommandSpec> {
+    lookup_index(name).map(|i| &COMMANDS[i])
+}
+
+/// The position of `name` (any case) in [`COMMANDS`].
+pub fn lookup_index(name: &[u8]) -> Option<usize> {
     COMMANDS
         .iter()
-        .find(|c| c.name.len() == name.len() && c.name.as_bytes().eq_ignore_ascii_case(name))
+        .position(|c| c.name.len() == name.len() && c.name.as_bytes().eq_ignore_ascii_case(name))
 }
 
 /// Runs one request and appends its reply to `ctx.out`.
 pub async fn execute(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
-    let Some(spec) = lookup(args.get(0)) else {
+    let Some(index) = lookup_index(args.get(0)) else {
         reply::error(ctx.out, &unknown_command(args));
         return Flow::Continue;
     };
+    let spec = &COMMANDS[index];
+    ctx.client.info.set_last_command(index);
     let n = args.len() as i32;
     if (spec.arity > 0 && n != spec.arity) || n < -spec.arity {
         reply::error(ctx.out, &arity_error(spec.name));

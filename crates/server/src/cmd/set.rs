@@ -196,6 +196,9 @@ pub fn is_plain(args: &Args<'_>, ctx: &Ctx<'_, '_>) -> bool {
 /// (a key named twice ends with its last value); each request gets its own
 /// reply, and an engine error fails every request of the run.
 pub async fn run_plain_batch(requests: &[Args<'_>], ctx: &mut Ctx<'_, '_>) {
+    if let Some(index) = super::lookup_index(b"set") {
+        ctx.client.info.set_last_command(index);
+    }
     let entries = requests
         .iter()
         .map(|args| (args.bytes(1), tiercache_engine::Entry::new(args.bytes(2))))
