@@ -44,34 +44,50 @@ impl Sketch {
         self.table.len() as u64
     }
 
+    /// The key's block (eight words, one cache line) and, for each of its
+    /// four counters, the word within the block and the bit shift. Working
+    /// on a fixed-size block lets the compiler drop the bounds checks.
     #[inline]
-    fn positions(&self, hash: u32) -> [(usize, u32); 4] {
+    fn positions(&self, hash: u32) -> (usize, [(usize, u32); 4]) {
         let block = ((hash & self.block_mask) << 3) as usize;
         let counter_hash = rehash(hash);
         let mut out = [(0, 0); 4];
         for (i, slot) in out.iter_mut().enumerate() {
             let h = counter_hash >> (i << 3);
             let nibble = (h >> 1) & 15;
-            let word = block + (h & 1) as usize + (i << 1);
-            *slot = (word, nibble << 2);
+            *slot = ((h & 1) as usize + (i << 1), nibble << 2);
         }
-        out
+        (block, out)
+    }
+
+    #[inline]
+    fn block(&self, start: usize) -> &[u64; 8] {
+        self.table[start..start + 8]
+            .try_into()
+            .expect("blocks are eight words")
+    }
+
+    #[inline]
+    fn block_mut(&mut self, start: usize) -> &mut [u64; 8] {
+        (&mut self.table[start..start + 8])
+            .try_into()
+            .expect("blocks are eight words")
     }
 
     /// Counts one access of the key with this hash; returns the key's
-    /// estimate afterwards (one pass over its counters).
+    /// estimate afterwards.
     #[inline]
     pub(crate) fn increment(&mut self, hash: u32) -> u8 {
-        let pos = self.positions(hash);
+        let (start, pos) = self.positions(hash);
+        let block = self.block_mut(start);
         let mut min = 15u64;
         for &(word, shift) in &pos {
-            min = min.min((self.table[word] >> shift) & 0xF);
+            min = min.min((block[word] >> shift) & 0xF);
         }
         if min < 15 {
             for &(word, shift) in &pos {
-                let cell = &mut self.table[word];
-                if (*cell >> shift) & 0xF == min {
-                    *cell += 1 << shift;
+                if (block[word] >> shift) & 0xF == min {
+                    block[word] += 1 << shift;
                 }
             }
             min += 1;
@@ -84,27 +100,28 @@ impl Sketch {
         if n == 0 {
             return;
         }
-        let pos = self.positions(hash);
+        let (start, pos) = self.positions(hash);
+        let block = self.block_mut(start);
         let mut min = 15u64;
         for &(word, shift) in &pos {
-            min = min.min((self.table[word] >> shift) & 0xF);
+            min = min.min((block[word] >> shift) & 0xF);
         }
         let to = (min + n as u64).min(15);
         for (word, shift) in pos {
-            let cell = &mut self.table[word];
-            let c = (*cell >> shift) & 0xF;
+            let c = (block[word] >> shift) & 0xF;
             if c < to {
-                *cell += (to - c) << shift;
+                block[word] += (to - c) << shift;
             }
         }
     }
 
     /// Estimated recent accesses of the key with this hash (0..=15).
     pub(crate) fn frequency(&self, hash: u32) -> u8 {
+        let (start, pos) = self.positions(hash);
+        let block = self.block(start);
         let mut min = 15;
-        for (word, shift) in self.positions(hash) {
-            let c = (self.table[word] >> shift) & 0xF;
-            min = min.min(c);
+        for (word, shift) in pos {
+            min = min.min((block[word] >> shift) & 0xF);
         }
         min as u8
     }
