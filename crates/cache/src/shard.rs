@@ -94,6 +94,9 @@ pub(crate) struct Shard<K, V> {
     weight: u64,
     window_max: u64,
     protected_max: u64,
+    /// Probation's share of main, fixed at creation: resizing the window
+    /// trades with protected while it can.
+    probation_share: u64,
     /// Keys the window let go (recency would have kept them).
     recent_ghost: Ghost,
     /// Keys main let go (frequency would have kept them).
@@ -128,6 +131,7 @@ impl<K: Hash + Eq, V> Shard<K, V> {
             weight: 0,
             window_max,
             protected_max: (main as f64 * PROTECTED_SHARE) as u64,
+            probation_share: main - (main as f64 * PROTECTED_SHARE) as u64,
             recent_ghost: Ghost::new((expected_entries / GHOST_DIVISOR) as usize),
             frequent_ghost: Ghost::new((expected_entries / GHOST_DIVISOR) as usize),
             ghost_step: (expected_entries / GHOST_STEP_DIVISOR).max(1),
@@ -565,16 +569,18 @@ impl<K: Hash + Eq, V> Shard<K, V> {
         }
     }
 
+    /// The window grows at protected's expense first, then probation's,
+    /// up to the whole cache but one unit: on recency-only traffic the
+    /// best policy is plain LRU, and a probation that must be won by
+    /// frequency costs hits there. Shrinking gives probation back first.
     fn resize_window(&mut self, delta: i64) {
-        if delta > 0 {
-            let quota = (delta as u64).min(self.protected_max);
-            self.protected_max -= quota;
-            self.window_max += quota;
-        } else if delta < 0 {
-            let quota = delta.unsigned_abs().min(self.window_max.saturating_sub(1));
-            self.protected_max += quota;
-            self.window_max -= quota;
-        }
+        let window = if delta > 0 {
+            (self.window_max + delta as u64).min(self.capacity.saturating_sub(1).max(1))
+        } else {
+            self.window_max.saturating_sub(delta.unsigned_abs()).max(1)
+        };
+        self.window_max = window.min(self.capacity);
+        self.protected_max = (self.capacity - self.window_max).saturating_sub(self.probation_share);
     }
 
     /// Removes the key; returns its value.

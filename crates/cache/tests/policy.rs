@@ -33,19 +33,44 @@ fn a_loop_larger_than_the_cache_keeps_a_fixed_part() {
     }
 }
 
-/// Recency-heavy traffic (each key re-read a few times soon after it
-/// appears, then never again) must still be cached: the loop defence must
-/// not lock newcomers out.
+/// Recency-heavy traffic from the LRU stack model (as the bench crate's
+/// `recency` workload): each request is a new key (5%) or re-reads the key
+/// at a geometric LRU stack distance of mean 1,000. LRU hits exactly the
+/// re-reads at distance < capacity, and is the best policy here; the
+/// window must grow to (nearly) the whole cache to match it. Before the
+/// window could take probation's share too it stayed 1.1 points behind.
 #[test]
-fn recent_keys_are_still_admitted() {
-    let cache = Cache::<u64, ()>::builder(1000).shards(1).build();
-    // Key k is read at steps k, k + 100 and k + 300: an LRU of 1,000
-    // entries hits the 2 re-reads of every key (2/3 of all requests).
-    let keys = (0..300_000u64).flat_map(|t| {
-        [Some(t), t.checked_sub(100), t.checked_sub(300)]
-            .into_iter()
-            .flatten()
-    });
-    let ratio = replay(&cache, keys);
-    assert!(ratio > 0.6, "recency hit ratio {ratio:.4}, want > 0.6");
+fn recency_heavy_traffic_matches_lru() {
+    let capacity = 265;
+    let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+    let mut uniform = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        (rng >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let (mut stack, mut next, mut keys, mut lru_hits) = (Vec::new(), 0u64, Vec::new(), 0u64);
+    for _ in 0..400_000 {
+        let d = if uniform() < 0.05 {
+            usize::MAX
+        } else {
+            ((1.0 - uniform()).ln() / (1.0 - 1.0 / 1001.0f64).ln()) as usize
+        };
+        let key = if d < stack.len() {
+            lru_hits += u64::from(d < capacity);
+            stack.remove(stack.len() - 1 - d)
+        } else {
+            next += 1;
+            next
+        };
+        stack.push(key);
+        keys.push(key);
+    }
+    let lru = lru_hits as f64 / keys.len() as f64;
+    let cache = Cache::<u64, ()>::builder(capacity as u64).shards(1).build();
+    let ratio = replay(&cache, keys.into_iter());
+    assert!(
+        ratio > lru - 0.006,
+        "recency hit ratio {ratio:.4}, LRU {lru:.4}"
+    );
 }
