@@ -227,7 +227,7 @@ impl<K: Hash + Eq, V> Shard<K, V> {
         }
         self.counters.inserts += 1;
         let history = self.sketch.increment(hash);
-        self.ghost_feedback(hash, w);
+        let returned = self.ghost_feedback(hash, w);
         if w > self.capacity {
             self.counters.rejected += 1;
             return Insertion::Rejected;
@@ -246,6 +246,10 @@ impl<K: Hash + Eq, V> Shard<K, V> {
             None => self.slab.push(key, value, hash, history, q, w),
         };
         self.weight += w;
+        if returned && !pinned {
+            // Marked for admission into main (see `admit`).
+            self.slab.slot_mut(i).set_admitted();
+        }
         if let Some(at) = expires {
             self.timed += 1;
             self.wheel.schedule(i, at);
@@ -489,6 +493,14 @@ impl<K: Hash + Eq, V> Shard<K, V> {
     }
 
     fn admit(&mut self, candidate: u32, victim: u32) -> bool {
+        // A key that came back soon after the window let it go (a
+        // recent-ghost hit) has proven its reuse: admitted as S3-FIFO
+        // admits ghost hits into main. Measured: shifting Zipf at 947/4,734
+        // entries −1.25/−0.82 → −0.96/−0.77 points; nothing else moved
+        // by more than 0.1 (a loop never returns within the ghost).
+        if self.slab.slot(candidate).is_admitted() {
+            return true;
+        }
         let cf = self.frequency(candidate);
         let vf = self.current_frequency(victim);
 
@@ -553,8 +565,8 @@ impl<K: Hash + Eq, V> Shard<K, V> {
     /// grows it, a miss on a key main let go shrinks it, by a step scaled
     /// by the ratio of the two ghost lists and by the cache's size in
     /// entries (`ghost_step`), so large caches swing as fast, relatively,
-    /// as small ones.
-    fn ghost_feedback(&mut self, hash: u32, w: u64) {
+    /// as small ones. True on a recent-ghost hit.
+    fn ghost_feedback(&mut self, hash: u32, w: u64) -> bool {
         let (r, f) = (
             self.recent_ghost.len().max(1) as u64,
             self.frequent_ghost.len().max(1) as u64,
@@ -563,10 +575,12 @@ impl<K: Hash + Eq, V> Shard<K, V> {
             self.admit_score = (self.admit_score + 4).min(ADMIT_SCORE_LIMIT);
             let step = self.ghost_step * w * (f / r).max(1);
             self.resize_window(step as i64);
+            return true;
         } else if self.frequent_ghost.take(hash) {
             let step = self.ghost_step * w * (r / f).max(1);
             self.resize_window(-(step as i64));
         }
+        false
     }
 
     /// The window grows at protected's expense first, then probation's,

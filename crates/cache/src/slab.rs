@@ -26,8 +26,9 @@ const QUEUE_MASK: u8 = 0b110;
 const COUNT_SHIFT: u8 = 3;
 const COUNT_ONE: u8 = 1 << COUNT_SHIFT;
 const COUNT_MASK: u8 = 0xF << COUNT_SHIFT;
-/// Bit 7: the entry entered main by winning an admission contest and has
-/// not been hit there yet (see `Shard::admit_score`).
+/// Bit 7: in main, the entry entered it by winning an admission contest
+/// and has not been hit there yet (see `Shard::admit_score`); in the
+/// window, the key came back from the recent ghost and will be admitted.
 const ADMITTED: u8 = 0x80;
 
 /// The list a slot is on. Window, probation and protected are the three
@@ -120,6 +121,11 @@ impl<K, V> Slot<K, V> {
     /// Marks the entry as admitted by contest.
     pub(crate) fn set_admitted(&mut self) {
         *self.meta.get_mut() |= ADMITTED;
+    }
+
+    /// Whether the admitted mark is set.
+    pub(crate) fn is_admitted(&self) -> bool {
+        self.meta.load(Ordering::Relaxed) & ADMITTED != 0
     }
 
     /// Clears the admitted mark, returning whether it was set.

@@ -74,3 +74,37 @@ fn recency_heavy_traffic_matches_lru() {
         "recency hit ratio {ratio:.4}, LRU {lru:.4}"
     );
 }
+
+/// A key the window let go that comes back soon (a recent-ghost hit) has
+/// proven its reuse and enters main even against a more popular victim.
+#[test]
+fn a_key_returning_from_the_window_ghost_is_admitted() {
+    let cache = Cache::<u64, ()>::builder(100).shards(1).build();
+    for k in 0..100u64 {
+        cache.insert(k, ());
+    }
+    for _ in 0..20 {
+        for k in 0..100u64 {
+            assert!(cache.get(&k).is_some(), "key {k} resident while filling");
+        }
+    }
+    // 1000 enters the window, loses to main's popular victim and goes to
+    // the window ghost; it comes back at once.
+    cache.insert(1000, ());
+    cache.insert(1001, ());
+    assert_eq!(
+        cache.peek(&1000),
+        None,
+        "a newcomer seen once is not admitted"
+    );
+    cache.insert(1000, ());
+    for k in 1002..1010u64 {
+        cache.insert(k, ());
+    }
+    assert_eq!(
+        cache.peek(&1000),
+        Some(()),
+        "the returning key was admitted"
+    );
+    assert_eq!(cache.len(), 100);
+}
