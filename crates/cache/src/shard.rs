@@ -49,6 +49,11 @@ const SKETCH_SAMPLE_FACTOR: u64 = 30;
 /// Smallest sketch, in 64-bit words (32 KiB): small caches see as many
 /// distinct keys as large ones, and a tiny sketch drowns them in collisions.
 const MIN_SKETCH_WIDTH: u64 = 4096;
+/// The sketch's sample period counts at least this many entries: a tiny
+/// cache still needs a history long enough to rank the keys it sees.
+/// Measured: +0.1 to +0.3 points on Zipf and shifting Zipf below 100
+/// entries; 1,024 lost 0.7 on Zipf 1.2 at 46 entries.
+const MIN_SAMPLE_ENTRIES: u64 = 256;
 /// Each ghost remembers `entries / GHOST_DIVISOR` evictions. Measured on
 /// the bench crate's traces, ghosts of 1/16 beat 1/8, 1/4, 1/2 and 1/1: the
 /// feedback should react to keys evicted *very* recently.
@@ -113,7 +118,7 @@ pub(crate) struct Shard<K, V> {
     rng: u64,
     /// Outcome of recent admissions (see [`Shard::admit`]): +1 when an entry
     /// admitted by contest is hit in main, −2 when it leaves main unhit,
-    /// +4 when a candidate the window let go comes back (a recent-ghost hit).
+    /// +16 when a candidate the window let go comes back (a recent-ghost hit).
     admit_score: i32,
 }
 
@@ -135,7 +140,7 @@ impl<K: Hash + Eq, V> Shard<K, V> {
             recent_ghost: Ghost::new((expected_entries / GHOST_DIVISOR) as usize),
             frequent_ghost: Ghost::new((expected_entries / GHOST_DIVISOR) as usize),
             ghost_step: (expected_entries / GHOST_STEP_DIVISOR).max(1),
-            sketch_sample: SKETCH_SAMPLE_FACTOR * expected_entries.max(1),
+            sketch_sample: SKETCH_SAMPLE_FACTOR * expected_entries.max(MIN_SAMPLE_ENTRIES),
             lookups: Lookups::new(),
             counters: Counters::default(),
             sketch_epoch: 0,
@@ -517,9 +522,12 @@ impl<K: Hash + Eq, V> Shard<K, V> {
         // Measured on the `loop` workload: 0.00/2.8/7.9/20.9% hits at
         // 1,000/5,000/10,000/25,000 entries without the margin, 0.87/4.2/
         // 8.3/22.1% with it (quick_cache: 0.87/4.4/8.7/21.8); the weights
-        // (−2 per wasted admission, +4 per ghost return; +2 cost shifting
-        // Zipf at 947 entries 0.4 points) put the fewest
-        // points more than 0.5 behind on the bench crate's 56.
+        // (−2 per wasted admission, +1 per paying one, +16 per ghost return)
+        // put the fewest points more than 0.5 behind on the bench crate's
+        // 56: a ghost return of +4 left web07 at 2,500 and shifting Zipf at
+        // 947 0.3 and 0.2 points lower (the margin was on too often there),
+        // +12 to +24 measured alike, −1 per waste left the loop at 10,000
+        // 0.8 points behind.
         let margin =
             u8::from(self.admit_score < 0) + u8::from(self.admit_score < -ADMIT_SCORE_LIMIT / 2);
         if cf > vf + margin && cf >= 2 {
@@ -572,7 +580,7 @@ impl<K: Hash + Eq, V> Shard<K, V> {
             self.frequent_ghost.len().max(1) as u64,
         );
         if self.recent_ghost.take(hash) {
-            self.admit_score = (self.admit_score + 4).min(ADMIT_SCORE_LIMIT);
+            self.admit_score = (self.admit_score + 16).min(ADMIT_SCORE_LIMIT);
             let step = self.ghost_step * w * (f / r).max(1);
             self.resize_window(step as i64);
             return true;
