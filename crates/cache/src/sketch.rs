@@ -85,10 +85,11 @@ impl Sketch {
             min = min.min((block[word] >> shift) & 0xF);
         }
         if min < 15 {
+            // Branch-free: which counters sit at the minimum is data the
+            // predictor cannot learn.
             for &(word, shift) in &pos {
-                if (block[word] >> shift) & 0xF == min {
-                    block[word] += 1 << shift;
-                }
+                let at_min = ((block[word] >> shift) & 0xF == min) as u64;
+                block[word] += at_min << shift;
             }
             min += 1;
         }
@@ -109,9 +110,7 @@ impl Sketch {
         let to = (min + n as u64).min(15);
         for (word, shift) in pos {
             let c = (block[word] >> shift) & 0xF;
-            if c < to {
-                block[word] += (to - c) << shift;
-            }
+            block[word] += to.saturating_sub(c) << shift;
         }
     }
 
