@@ -18,6 +18,13 @@
 //!   frequency-heavy traffic toward LFU, within a few hundred misses.
 //!   Caffeine's hill climber was tried first; on the bench crate's traces
 //!   it adapted too slowly (web07 at 100 entries: 33.0% vs 38.9% hits).
+//!   The window may grow over all of main but one unit (plain LRU).
+//! - **Ghost admission** (S3-FIFO's): a key that returns while in the
+//!   window's ghost is admitted to main without a contest.
+//! - **Admission outcome**: a score of recent admissions (hit in main or
+//!   not, ghost returns) makes candidates win by a margin while admitting
+//!   does not pay, so main freezes on a loop larger than the cache and
+//!   keeps a fixed part of it (CLOCK-Pro's and LIRS's behaviour).
 //!
 //! Every list is a CLOCK rather than an exact LRU: a hit only sets a
 //! referenced bit under the *read* lock, and the hand acts on the bit later
