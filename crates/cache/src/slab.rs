@@ -26,6 +26,10 @@ const QUEUE_MASK: u8 = 0b110;
 const COUNT_SHIFT: u8 = 3;
 const COUNT_ONE: u8 = 1 << COUNT_SHIFT;
 const COUNT_MASK: u8 = 0xF << COUNT_SHIFT;
+/// Bit 7: in main, the entry entered it by winning an admission contest
+/// and has not been hit there yet (see `Shard::admit_score`); in the
+/// window, the key came back from the recent ghost and will be admitted.
+const ADMITTED: u8 = 0x80;
 
 /// The list a slot is on. Window, probation and protected are the three
 /// segments of W-TinyLFU; pinned entries sit apart where eviction never
@@ -98,12 +102,12 @@ impl<K, V> Slot<K, V> {
         (self.meta.load(Ordering::Relaxed) & COUNT_MASK) >> COUNT_SHIFT
     }
 
-    /// Halves the hit count and the history, as the sketch ages.
-    pub(crate) fn age(&mut self) {
+    /// Clears the hit count (folded into the sketch as it ages), returning it.
+    pub(crate) fn take_hits(&mut self) -> u8 {
         let m = self.meta.get_mut();
         let c = (*m & COUNT_MASK) >> COUNT_SHIFT;
-        *m = (*m & !COUNT_MASK) | ((c >> 1) << COUNT_SHIFT);
-        self.history >>= 1;
+        *m &= !COUNT_MASK;
+        c
     }
 
     /// Clears the referenced bit, returning whether it was set.
@@ -111,6 +115,24 @@ impl<K, V> Slot<K, V> {
         let m = self.meta.get_mut();
         let was = *m & REFERENCED != 0;
         *m &= !REFERENCED;
+        was
+    }
+
+    /// Marks the entry as admitted by contest.
+    pub(crate) fn set_admitted(&mut self) {
+        *self.meta.get_mut() |= ADMITTED;
+    }
+
+    /// Whether the admitted mark is set.
+    pub(crate) fn is_admitted(&self) -> bool {
+        self.meta.load(Ordering::Relaxed) & ADMITTED != 0
+    }
+
+    /// Clears the admitted mark, returning whether it was set.
+    pub(crate) fn take_admitted(&mut self) -> bool {
+        let m = self.meta.get_mut();
+        let was = *m & ADMITTED != 0;
+        *m &= !ADMITTED;
         was
     }
 
