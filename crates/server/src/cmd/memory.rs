@@ -7,8 +7,9 @@
 //! has nothing to sample. `DOCTOR`, `STATS`, `MALLOC-STATS` and `PURGE`
 //! describe Redis's allocator and are not offered.
 
-use super::SYNTAX_ERROR;
-use super::{arity_error, parse_i64, unknown_subcommand, Args, Ctx, Flow, NOT_AN_INTEGER};
+use super::{
+    arity_error, parse_i64, unknown_subcommand, Args, Ctx, Flow, NOT_AN_INTEGER, SYNTAX_ERROR,
+};
 use crate::resp::reply;
 use tiercache_engine::MemoryTier;
 
