@@ -40,10 +40,11 @@ const VERSION: u8 = 1;
 /// temporary index instead of a linear scan per field.
 const INDEX_ABOVE: usize = 16;
 
-/// Redis's `hash-max-listpack-entries`: more fields make it a `hashtable`.
-pub const LISTPACK_MAX_ENTRIES: usize = 128;
-/// Redis's `hash-max-listpack-value`: a longer field or value makes it a `hashtable`.
-pub const LISTPACK_MAX_VALUE: usize = 64;
+/// Redis's default `hash-max-listpack-entries`: more fields make it a `hashtable`.
+pub const LISTPACK_MAX_ENTRIES: i64 = 128;
+/// Redis's default `hash-max-listpack-value`: a longer field or value makes
+/// it a `hashtable`.
+pub const LISTPACK_MAX_VALUE: i64 = 64;
 
 /// A stored hash value that does not decode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -183,14 +184,16 @@ impl Hash {
         self.fields.get(i).map(|(f, v)| (f, v))
     }
 
-    /// Redis's encoding for these contents (`OBJECT ENCODING`): `listpack`
-    /// while small, else `hashtable`.
-    pub fn encoding(&self) -> &'static str {
-        let small = self.fields.len() <= LISTPACK_MAX_ENTRIES
+    /// Redis's encoding for these contents (`OBJECT ENCODING`) under the
+    /// thresholds `hash-max-listpack-entries` and `hash-max-listpack-value`:
+    /// `listpack` while small, else `hashtable`.
+    pub fn encoding(&self, max_entries: i64, max_value: i64) -> &'static str {
+        let fits = |n: usize| i64::try_from(n).is_ok_and(|n| n <= max_value);
+        let small = i64::try_from(self.fields.len()).is_ok_and(|n| n <= max_entries)
             && self
                 .fields
                 .iter()
-                .all(|(f, v)| f.len() <= LISTPACK_MAX_VALUE && v.len() <= LISTPACK_MAX_VALUE);
+                .all(|(f, v)| fits(f.len()) && fits(v.len()));
         if small {
             "listpack"
         } else {
@@ -295,9 +298,12 @@ mod tests {
         assert_eq!(big.remove_many(&gone), 100);
         assert_eq!(big.len(), 101);
         assert_eq!(big.at(0).unwrap().0, "f1");
-        assert_eq!(big.encoding(), "listpack");
+        let defaults = (LISTPACK_MAX_ENTRIES, LISTPACK_MAX_VALUE);
+        assert_eq!(big.encoding(defaults.0, defaults.1), "listpack");
+        assert_eq!(big.encoding(100, 64), "hashtable");
         big.set(b("long"), Bytes::from(vec![b'x'; 65]));
-        assert_eq!(big.encoding(), "hashtable");
+        assert_eq!(big.encoding(defaults.0, defaults.1), "hashtable");
+        assert_eq!(big.encoding(defaults.0, 65), "listpack");
     }
 
     #[test]

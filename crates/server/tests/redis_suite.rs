@@ -285,3 +285,222 @@ async fn object_refcount_reports_redis_shared_integers() {
         Reply::Bulk(None)
     );
 }
+
+fn config_pair(name: &str, value: &str) -> Reply {
+    Reply::Array(Some(vec![Reply::bulk(name), Reply::bulk(value)]))
+}
+
+#[tokio::test]
+async fn hash_encoding_thresholds_are_configurable_and_drive_object_encoding() {
+    // unit/type/hash sets hash-max-ziplist-value outside any test and then
+    // asserts each hash's encoding: an error, or a wrong encoding, there
+    // stops the whole file.
+    let server = TestServer::start().await;
+    let mut c = server.client().await;
+    assert_eq!(
+        c.cmd(&["CONFIG", "GET", "hash-max-listpack-entries"]).await,
+        config_pair("hash-max-listpack-entries", "128")
+    );
+    assert_eq!(
+        c.cmd(&["CONFIG", "GET", "hash-max-ziplist-value"]).await,
+        config_pair("hash-max-ziplist-value", "64")
+    );
+    let long = "x".repeat(11);
+    c.cmd(&["HSET", "small", "a", "1"]).await;
+    c.cmd(&["HSET", "wide", "a", &long]).await;
+    assert_eq!(
+        c.cmd(&["OBJECT", "ENCODING", "wide"]).await,
+        Reply::bulk("listpack")
+    );
+    // The ziplist alias and the listpack name are one setting.
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "hash-max-ziplist-value", "10"])
+            .await,
+        Reply::ok()
+    );
+    assert_eq!(
+        c.cmd(&["CONFIG", "GET", "hash-max-listpack-value"]).await,
+        config_pair("hash-max-listpack-value", "10")
+    );
+    assert_eq!(
+        c.cmd(&["OBJECT", "ENCODING", "wide"]).await,
+        Reply::bulk("hashtable")
+    );
+    assert_eq!(
+        c.cmd(&["OBJECT", "ENCODING", "small"]).await,
+        Reply::bulk("listpack")
+    );
+    c.cmd(&["HSET", "small", "b", "2", "c", "3"]).await;
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "hash-max-listpack-entries", "2"])
+            .await,
+        Reply::ok()
+    );
+    assert_eq!(
+        c.cmd(&["OBJECT", "ENCODING", "small"]).await,
+        Reply::bulk("hashtable")
+    );
+    // The value thresholds are memory values in Redis (units allowed, no
+    // sign); the entry counts plain non-negative integers.
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "hash-max-listpack-value", "1kb"])
+            .await,
+        Reply::ok()
+    );
+    assert_eq!(
+        c.cmd(&["CONFIG", "GET", "hash-max-ziplist-value"]).await,
+        config_pair("hash-max-ziplist-value", "1024")
+    );
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "hash-max-listpack-value", "-1"])
+            .await,
+        Reply::Error(
+            "ERR CONFIG SET failed (possibly related to argument 'hash-max-listpack-value') - \
+             argument must be a memory value"
+                .into()
+        )
+    );
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "zset-max-listpack-value", "2kb"])
+            .await,
+        Reply::ok()
+    );
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "hash-max-ziplist-entries", "-1"])
+            .await,
+        Reply::Error(
+            "ERR CONFIG SET failed (possibly related to argument 'hash-max-ziplist-entries') - \
+             argument must be between 0 and 9223372036854775807 inclusive"
+                .into()
+        )
+    );
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "hash-max-listpack-entries", "1kb"])
+            .await,
+        Reply::Error(
+            "ERR CONFIG SET failed (possibly related to argument 'hash-max-listpack-entries') - \
+             argument couldn't be parsed into an integer"
+                .into()
+        )
+    );
+    assert_eq!(
+        c.cmd(&["CONFIG", "GET", "hash-max-listpack-entries"]).await,
+        config_pair("hash-max-listpack-entries", "2")
+    );
+}
+
+#[tokio::test]
+async fn memory_usage_answers_the_bytes_charged_for_a_key() {
+    // unit/type/hash calls MEMORY USAGE outside any test (coverage for
+    // Redis's objectComputeSize); an unknown command there stops the file.
+    let server = TestServer::start().await;
+    let mut c = server.client().await;
+    c.cmd(&["HSET", "h", "field", "value"]).await;
+    c.cmd(&["SET", "s", &"v".repeat(1000)]).await;
+    let h = int(c.cmd(&["MEMORY", "USAGE", "h"]).await);
+    let s = int(c.cmd(&["memory", "usage", "s", "SAMPLES", "0"]).await);
+    // At least the key and the value; a bigger value costs more.
+    assert!(h > 1 + 10, "{h}");
+    assert!(s >= 1001 && s > h, "{s} vs {h}");
+    assert_eq!(
+        c.cmd(&["MEMORY", "USAGE", "s", "SAMPLES", "5", "SAMPLES", "1"])
+            .await,
+        Reply::Int(s)
+    );
+    assert_eq!(
+        c.cmd(&["MEMORY", "USAGE", "nokey"]).await,
+        Reply::Bulk(None)
+    );
+    for (args, err) in [
+        (
+            &["MEMORY", "USAGE"][..],
+            "ERR wrong number of arguments for 'memory|usage' command",
+        ),
+        (
+            &["MEMORY"][..],
+            "ERR wrong number of arguments for 'memory' command",
+        ),
+        (&["MEMORY", "USAGE", "s", "SAMPLES"][..], "ERR syntax error"),
+        (
+            &["MEMORY", "USAGE", "s", "SAMPLES", "-1"][..],
+            "ERR syntax error",
+        ),
+        (
+            &["MEMORY", "USAGE", "s", "FOO", "1"][..],
+            "ERR syntax error",
+        ),
+        (
+            &["MEMORY", "USAGE", "nokey", "SAMPLES", "x"][..],
+            "ERR value is not an integer or out of range",
+        ),
+        (
+            &["MEMORY", "DOCTOR"][..],
+            "ERR unknown subcommand 'DOCTOR'. Try MEMORY HELP.",
+        ),
+        (
+            &["MEMORY", "HELP", "x"][..],
+            "ERR wrong number of arguments for 'memory|help' command",
+        ),
+    ] {
+        assert_eq!(c.cmd(args).await, Reply::Error(err.into()), "{args:?}");
+    }
+    let Reply::Array(Some(help)) = c.cmd(&["MEMORY", "HELP"]).await else {
+        panic!("MEMORY HELP is not an array");
+    };
+    assert!(help.contains(&Reply::Simple("USAGE <key> [SAMPLES <count>]".into())));
+}
+
+#[tokio::test]
+async fn hrandfield_checks_its_count_in_redis_order() {
+    // Found while checking unit/type/hash's "HRANDFIELD count overflow":
+    // with WITHVALUES the count is limited to half the range both ways,
+    // and the range of the count is checked before the syntax.
+    let server = TestServer::start().await;
+    let mut c = server.client().await;
+    c.cmd(&["HSET", "h", "a", "1", "b", "2"]).await;
+    let out_of_range = Reply::Error("ERR value is out of range".into());
+    for count in [
+        "9223372036854775807",
+        "4611686018427387904",
+        "-4611686018427387904",
+    ] {
+        assert_eq!(
+            c.cmd(&["HRANDFIELD", "h", count, "WITHVALUES"]).await,
+            out_of_range,
+            "{count}"
+        );
+    }
+    assert_eq!(
+        c.cmd(&["HRANDFIELD", "h", "4611686018427387903", "WITHVALUES"])
+            .await,
+        Reply::Array(Some(vec![
+            Reply::bulk("a"),
+            Reply::bulk("1"),
+            Reply::bulk("b"),
+            Reply::bulk("2"),
+        ]))
+    );
+    assert_eq!(
+        c.cmd(&["HRANDFIELD", "h", "-9223372036854775808", "x"])
+            .await,
+        Reply::Error(
+            "ERR value is out of range, value must between -9223372036854775807 and \
+             9223372036854775807"
+                .into()
+        )
+    );
+    assert_eq!(
+        c.cmd(&["HRANDFIELD", "h", "9223372036854775807", "x"])
+            .await,
+        Reply::Error("ERR syntax error".into())
+    );
+    // A negative count repeats: as many picks as asked, all from the hash.
+    let Reply::Array(Some(picks)) = c.cmd(&["HRANDFIELD", "h", "-1000"]).await else {
+        panic!("not an array");
+    };
+    assert_eq!(picks.len(), 1000);
+    assert!(picks
+        .iter()
+        .all(|p| *p == Reply::bulk("a") || *p == Reply::bulk("b")));
+    assert!(picks.contains(&Reply::bulk("a")) && picks.contains(&Reply::bulk("b")));
+}

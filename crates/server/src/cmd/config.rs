@@ -6,15 +6,17 @@
 //! `timeout`) and accepts the others only when the value is the one in
 //! force (tools often "set" `save ""` or `appendonly no`); anything else is
 //! refused in Redis's words rather than accepted and ignored. The one
-//! exception is the encoding thresholds of data types this server does not
-//! hold (`list-max-listpack-size`, `set-max-intset-entries`, ...): any
-//! valid integer is accepted and reported back by `CONFIG GET`, since with
-//! no list, set, sorted set or stream there is nothing they could change
-//! (Redis's own test suite sets and restores some of them around tests).
+//! exception is the encoding thresholds (`list-max-listpack-size`,
+//! `hash-max-listpack-entries`, ...): any valid integer is accepted and
+//! reported back by `CONFIG GET`. With no list, set, sorted set or stream
+//! the others change nothing; the hash ones change only what `OBJECT
+//! ENCODING` reports, since a hash has one encoding here (Redis's own test
+//! suite sets and restores them around tests).
 
 use super::{
     arity_error, glob_match, parse_i64, unknown_subcommand, Args, Ctx, Flow, SYNTAX_ERROR,
 };
+use crate::hash::{LISTPACK_MAX_ENTRIES, LISTPACK_MAX_VALUE};
 use crate::resp::reply;
 use std::time::Duration;
 
@@ -37,31 +39,45 @@ enum Set {
     Int,
     /// Only the current value, verbatim.
     Same,
-    /// An encoding threshold of a data type this server does not hold
-    /// (canonical name, lowest and highest value): any integer in range is
-    /// kept.
-    Tunable(&'static str, i64, i64),
+    /// An encoding threshold (canonical name, accepted values): any
+    /// accepted value is kept.
+    Tunable(&'static str, Range),
 }
 
-/// Encoding thresholds of Redis types this server does not hold: name as
-/// clients write it, canonical name (Redis 7 aliases the old `ziplist`
-/// names), Redis 7.0's default, accepted range.
+/// Encoding thresholds: name as clients write it, canonical name (Redis 7
+/// aliases the old `ziplist` names), Redis 7.0's default, accepted values.
+/// Those of the types this server does not hold change nothing; the hash
+/// ones decide what `OBJECT ENCODING` says of a hash.
 #[rustfmt::skip]
-const TUNABLES: &[(&str, &str, i64, (i64, i64))] = &[
+const TUNABLES: &[(&str, &str, i64, Range)] = &[
     ("list-max-listpack-size", "list-max-listpack-size", -2, INT),
     ("list-max-ziplist-size", "list-max-listpack-size", -2, INT),
-    ("list-compress-depth", "list-compress-depth", 0, (0, i32::MAX as i64)),
+    ("list-compress-depth", "list-compress-depth", 0, Range::Int(0, i32::MAX as i64)),
     ("set-max-intset-entries", "set-max-intset-entries", 512, SIZE),
     ("zset-max-listpack-entries", "zset-max-listpack-entries", 128, SIZE),
     ("zset-max-ziplist-entries", "zset-max-listpack-entries", 128, SIZE),
-    ("zset-max-listpack-value", "zset-max-listpack-value", 64, SIZE),
-    ("zset-max-ziplist-value", "zset-max-listpack-value", 64, SIZE),
+    ("zset-max-listpack-value", "zset-max-listpack-value", 64, Range::Memory),
+    ("zset-max-ziplist-value", "zset-max-listpack-value", 64, Range::Memory),
     ("stream-node-max-entries", "stream-node-max-entries", 100, SIZE),
+    ("hash-max-listpack-entries", "hash-max-listpack-entries", LISTPACK_MAX_ENTRIES, SIZE),
+    ("hash-max-ziplist-entries", "hash-max-listpack-entries", LISTPACK_MAX_ENTRIES, SIZE),
+    ("hash-max-listpack-value", "hash-max-listpack-value", LISTPACK_MAX_VALUE, Range::Memory),
+    ("hash-max-ziplist-value", "hash-max-listpack-value", LISTPACK_MAX_VALUE, Range::Memory),
 ];
+
+/// The values an encoding threshold accepts.
+#[derive(Clone, Copy)]
+enum Range {
+    /// An integer between the two, inclusive.
+    Int(i64, i64),
+    /// A byte size with an optional unit (`1kb`), as Redis's `*-value`
+    /// thresholds, up to `i64::MAX`.
+    Memory,
+}
 /// A C `int`.
-const INT: (i64, i64) = (i32::MIN as i64, i32::MAX as i64);
+const INT: Range = Range::Int(i32::MIN as i64, i32::MAX as i64);
 /// A non-negative `long long` (Redis's size parameters).
-const SIZE: (i64, i64) = (0, i64::MAX);
+const SIZE: Range = Range::Int(0, i64::MAX);
 
 const POLICIES: &[&str] = &[
     "volatile-lru",
@@ -119,9 +135,9 @@ fn params(ctx: &Ctx<'_, '_>) -> Vec<(&'static str, String, Set)> {
         ("slave-read-only", "yes".into(), Set::Bool),
         ("lazyfree-lazy-user-flush", "no".into(), Set::Bool),
     ];
-    for &(name, canonical, default, (min, max)) in TUNABLES {
+    for &(name, canonical, default, range) in TUNABLES {
         let value = ctx.server.tunable(canonical, default);
-        params.push((name, value.to_string(), Set::Tunable(canonical, min, max)));
+        params.push((name, value.to_string(), Set::Tunable(canonical, range)));
     }
     params
 }
@@ -236,15 +252,9 @@ fn set(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) {
                 Err(_) => return fail(ctx, "argument couldn't be parsed into an integer"),
             },
             Set::Same => text == *current,
-            Set::Tunable(_, min, max) => match parse_i64(value) {
-                Some(n) if (min..=max).contains(&n) => true,
-                Some(_) => {
-                    return fail(
-                        ctx,
-                        &format!("argument must be between {min} and {max} inclusive"),
-                    )
-                }
-                None => return fail(ctx, "argument couldn't be parsed into an integer"),
+            Set::Tunable(_, range) => match tunable_value(value, range) {
+                Ok(_) => true,
+                Err(msg) => return fail(ctx, &msg),
             },
         };
         if !same {
@@ -260,13 +270,33 @@ fn set(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) {
                 ctx.server.set_idle_timeout(Duration::from_secs(secs));
             }
             Set::Requirepass => ctx.server.set_requirepass(value),
-            Set::Tunable(name, _, _) => ctx
-                .server
-                .set_tunable(name, parse_i64(value).unwrap_or_default()),
+            Set::Tunable(name, range) => {
+                if let Ok(n) = tunable_value(value, range) {
+                    ctx.server.set_tunable(name, n);
+                }
+            }
             _ => {}
         }
     }
     reply::ok(ctx.out);
+}
+
+/// The value `CONFIG SET` gives a threshold, or the reason in Redis's words.
+fn tunable_value(value: &[u8], range: Range) -> Result<i64, String> {
+    match range {
+        Range::Int(min, max) => match parse_i64(value) {
+            Some(n) if (min..=max).contains(&n) => Ok(n),
+            Some(_) => Err(format!(
+                "argument must be between {min} and {max} inclusive"
+            )),
+            None => Err("argument couldn't be parsed into an integer".into()),
+        },
+        Range::Memory => match memory_value(&String::from_utf8_lossy(value)) {
+            Some(n) => i64::try_from(n)
+                .map_err(|_| format!("argument must be between 0 and {} inclusive", i64::MAX)),
+            None => Err("argument must be a memory value".into()),
+        },
+    }
 }
 
 /// Redis's `memtoull`: a number with an optional unit (`k`=1000,

@@ -977,6 +977,12 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
             ]),
         ])),
     ])),
+    ("memory", M(&[
+        ("summary", S("A container for memory diagnostics commands")),
+        ("since", S("4.0.0")),
+        ("group", S("server")),
+        ("complexity", S("Depends on subcommand.")),
+    ])),
     ("mget", M(&[
         ("summary", S("Get the values of all the given keys")),
         ("since", S("1.0.0")),

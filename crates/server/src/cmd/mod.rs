@@ -39,6 +39,7 @@ mod info;
 mod keys;
 mod keytype;
 mod lcs;
+mod memory;
 mod mget;
 mod mset;
 mod object;
@@ -289,6 +290,7 @@ enum Cmd {
     Command,
     Client,
     Object,
+    Memory,
     Function,
     Quit,
     Reset,
@@ -438,6 +440,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     spec("command", Cmd::Command, -1, &["loading", "stale"], NOKEYS),
     spec("client", Cmd::Client, -2, &[], NOKEYS),
     spec("object", Cmd::Object, -2, &[], NOKEYS),
+    spec("memory", Cmd::Memory, -2, &[], NOKEYS),
     spec("function", Cmd::Function, -2, &["noscript"], NOKEYS),
     spec("quit", Cmd::Quit, -1, NOAUTH_FLAGS, NOKEYS),
     spec("reset", Cmd::Reset, 1, NOAUTH_FLAGS, NOKEYS),
@@ -553,6 +556,7 @@ pub async fn execute(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Cmd::Command => command::run(args, ctx).await,
         Cmd::Client => client::run(args, ctx).await,
         Cmd::Object => object::run(args, ctx).await,
+        Cmd::Memory => memory::run(args, ctx).await,
         Cmd::Function => function::run(args, ctx).await,
         Cmd::Quit => quit::run(args, ctx).await,
         Cmd::Reset => reset::run(args, ctx).await,

@@ -3,11 +3,14 @@
 //! beyond — unless the value's history says otherwise (`raw` after
 //! `APPEND`/`SETRANGE`, never `int` after `INCRBYFLOAT`), which the
 //! server's [`EncodingHints`](crate::state::EncodingHints) remember. A
-//! hash says `listpack` while it has at most 128 fields of at most 64 bytes
-//! (fields and values), `hashtable` beyond, from its current contents.
+//! hash says `listpack` while it has at most `hash-max-listpack-entries`
+//! fields (128) of at most `hash-max-listpack-value` bytes (64, fields and
+//! values), `hashtable` beyond, from its current contents and the current
+//! thresholds (Redis never converts a `hashtable` back; this is only what
+//! Redis would have built for these contents).
 
 use super::{arity_error, parse_i64, unknown_subcommand, Args, Ctx, Flow};
-use crate::hash::Hash;
+use crate::hash::{Hash, LISTPACK_MAX_ENTRIES, LISTPACK_MAX_VALUE};
 use crate::resp::reply;
 use tiercache_engine::ValueKind;
 
@@ -34,7 +37,15 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     }
     match ctx.session.get(args.get(2)).await {
         Ok(Some(e)) if e.kind == ValueKind::Hash => match Hash::decode(&e.value) {
-            Ok(h) => reply::bulk(ctx.out, h.encoding().as_bytes()),
+            Ok(h) => {
+                let entries = ctx
+                    .server
+                    .tunable("hash-max-listpack-entries", LISTPACK_MAX_ENTRIES);
+                let value = ctx
+                    .server
+                    .tunable("hash-max-listpack-value", LISTPACK_MAX_VALUE);
+                reply::bulk(ctx.out, h.encoding(entries, value).as_bytes())
+            }
             Err(c) => ctx.error(&format!("ERR {c}")),
         },
         Ok(Some(e)) => {

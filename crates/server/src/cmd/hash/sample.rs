@@ -32,10 +32,19 @@ pub async fn hrandfield(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         }
         return Flow::Continue;
     }
+    // Redis's order: the count's range (-LONG_MAX..=LONG_MAX), then the
+    // syntax, then, with values, half that range (the reply holds 2 × count
+    // items).
     let Some(count) = parse_i64(args.get(2)) else {
         ctx.error(NOT_AN_INTEGER);
         return Flow::Continue;
     };
+    if count == i64::MIN {
+        ctx.error(
+            "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807",
+        );
+        return Flow::Continue;
+    }
     let with_values = match args.len() {
         3 => false,
         4 if args.is(3, "withvalues") => true,
@@ -44,14 +53,7 @@ pub async fn hrandfield(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             return Flow::Continue;
         }
     };
-    if count == i64::MIN {
-        ctx.error(
-            "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807",
-        );
-        return Flow::Continue;
-    }
-    // Redis refuses what would overflow its reply's length (2 × count).
-    if with_values && count < -(i64::MAX / 2) {
+    if with_values && count.unsigned_abs() > (i64::MAX / 2) as u64 {
         ctx.error("ERR value is out of range");
         return Flow::Continue;
     }
@@ -62,26 +64,38 @@ pub async fn hrandfield(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             return Flow::Continue;
         }
     };
-    let picks: Vec<usize> = if h.is_empty() || count == 0 {
-        Vec::new()
+    let len = h.len();
+    if len == 0 || count == 0 {
+        reply_pairs(ctx, &h, 0, std::iter::empty(), with_values);
     } else if count < 0 {
-        (0..count.unsigned_abs())
-            .map(|_| random_below(h.len()))
-            .collect()
-    } else if count as u64 >= h.len() as u64 {
-        (0..h.len()).collect()
+        // Drawn while replying: a huge count must not also cost a list of
+        // positions (the reply itself grows as Redis's does).
+        let n = count.unsigned_abs();
+        let picks = (0..n).map(|_| random_below(len));
+        reply_pairs(ctx, &h, n, picks, with_values);
+    } else if count as u64 >= len as u64 {
+        reply_pairs(ctx, &h, len as u64, 0..len, with_values);
     } else {
-        distinct(h.len(), count as usize)
-    };
-    reply_pairs(ctx, &h, &picks, with_values);
+        let picks = distinct(len, count as usize);
+        reply_pairs(ctx, &h, picks.len() as u64, picks.into_iter(), with_values);
+    }
     Flow::Continue
 }
 
-fn reply_pairs(ctx: &mut Ctx<'_, '_>, h: &Hash, picks: &[usize], with_values: bool) {
+/// Replies the `n` fields at `picks` (with their values: pairs in RESP3,
+/// a flat list in RESP2).
+fn reply_pairs(
+    ctx: &mut Ctx<'_, '_>,
+    h: &Hash,
+    n: u64,
+    picks: impl Iterator<Item = usize>,
+    with_values: bool,
+) {
     let proto = ctx.client.proto;
     let flat = with_values && proto == crate::resp::Proto::Resp2;
-    reply::array(ctx.out, if flat { picks.len() * 2 } else { picks.len() });
-    for &i in picks {
+    let items = if flat { n * 2 } else { n };
+    reply::array(ctx.out, items as usize);
+    for i in picks {
         let (f, v) = h.at(i).expect("picked within the hash");
         if with_values && !flat {
             reply::array(ctx.out, 2);
