@@ -556,6 +556,12 @@ impl Core {
             self.hits.fetch_add(1, Ordering::Relaxed);
             return Ok(Some(e));
         }
+        self.read_after_l1_miss(key).await
+    }
+
+    /// [`Core::read`] once L1 has missed: counts the miss, then the lower
+    /// tiers with request coalescing.
+    pub(crate) async fn read_after_l1_miss(&self, key: &Bytes) -> Result<Option<Entry>> {
         self.misses.fetch_add(1, Ordering::Relaxed);
         if self.namespace_of(key).1.cfg.stores.is_empty() {
             return Ok(None);
@@ -829,7 +835,14 @@ pub struct Session<'a> {
 impl Session<'_> {
     /// Reads one key.
     pub async fn get(&mut self, key: &[u8]) -> Result<Option<Entry>> {
-        self.core.read(&Bytes::copy_from_slice(key)).await
+        // A hit needs no owned key: copy it only to go below L1.
+        if let Some(e) = self.core.l1.get(key, now_ms()) {
+            self.core.hits.fetch_add(1, Ordering::Relaxed);
+            return Ok(Some(e));
+        }
+        self.core
+            .read_after_l1_miss(&Bytes::copy_from_slice(key))
+            .await
     }
 
     /// Reads many keys; one slot per key in input order.
