@@ -263,6 +263,7 @@ impl Engine {
         Session {
             core: &self.core,
             commit_through: vec![0; self.core.namespaces.len()],
+            clock: None,
         }
     }
 
@@ -830,13 +831,41 @@ pub struct Session<'a> {
     pub(crate) core: &'a Core,
     /// Per namespace, the highest journal sequence number written.
     pub(crate) commit_through: Vec<u64>,
+    /// The time single-key reads check expiry against, once frozen.
+    clock: Option<u64>,
 }
 
 impl Session<'_> {
+    /// Makes this session's single-key reads ([`Session::get`]) check
+    /// expiry against the time of this call instead of reading the clock
+    /// each time. For a protocol server's pipelined batch, which runs in
+    /// microseconds: reading the clock per `GET` took 7% of a server under
+    /// `redis-benchmark -t get -P 16`. An entry expiring while the batch
+    /// runs is still answered by the batch's later reads, as if they had
+    /// all run at its start.
+    ///
+    /// ```
+    /// # use tiercache_engine::{Engine, Entry, now_ms};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let engine = Engine::builder(dir.path()).build().await.unwrap();
+    /// let mut s = engine.session();
+    /// s.freeze_clock();
+    /// s.set_entry("k".into(), Entry::with_expiry("v", Some(now_ms() + 60_000))).await.unwrap();
+    /// assert_eq!(s.get(b"k").await.unwrap().unwrap().value, "v");
+    /// # s.commit().await.unwrap();
+    /// # engine.shutdown().await.unwrap();
+    /// # });
+    /// ```
+    pub fn freeze_clock(&mut self) {
+        self.clock = Some(now_ms());
+    }
+
     /// Reads one key.
     pub async fn get(&mut self, key: &[u8]) -> Result<Option<Entry>> {
         // A hit needs no owned key: copy it only to go below L1.
-        if let Some(e) = self.core.l1.get(key, now_ms()) {
+        let now = self.clock.unwrap_or_else(now_ms);
+        if let Some(e) = self.core.l1.get(key, now) {
             self.core.hits.fetch_add(1, Ordering::Relaxed);
             return Ok(Some(e));
         }

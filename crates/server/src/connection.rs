@@ -159,6 +159,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
             Ordering::Relaxed,
         );
         let mut session = self.engine.session();
+        session.freeze_clock(); // one clock read per batch
         let mut flow = Flow::Continue;
         let mut executed = 0;
         let mut plain_sets: Vec<Args<'_>> = Vec::new();

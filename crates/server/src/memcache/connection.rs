@@ -145,6 +145,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> McConnection<S> {
         let batch = &self.read_buf[..consumed];
         let out_start = self.out.len();
         let mut session = self.engine.session();
+        session.freeze_clock(); // one clock read per batch
         let mut flow = Flow::Continue;
         let mut executed = 0;
         let mut sets: Vec<Req<'_>> = Vec::new();
