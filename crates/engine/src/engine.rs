@@ -553,11 +553,17 @@ impl Core {
     }
 
     pub(crate) async fn read(&self, key: &Bytes) -> Result<Option<Entry>> {
-        if let Some(e) = self.l1.get(key, now_ms()) {
-            self.hits.fetch_add(1, Ordering::Relaxed);
-            return Ok(Some(e));
+        match self.l1_hit(key, now_ms()) {
+            Some(e) => Ok(Some(e)),
+            None => self.read_after_l1_miss(key).await,
         }
-        self.read_after_l1_miss(key).await
+    }
+
+    /// The live L1 entry for `key` at `now`, counted as a hit.
+    fn l1_hit(&self, key: &[u8], now: u64) -> Option<Entry> {
+        let e = self.l1.get(key, now)?;
+        self.hits.fetch_add(1, Ordering::Relaxed);
+        Some(e)
     }
 
     /// [`Core::read`] once L1 has missed: counts the miss, then the lower
@@ -734,11 +740,7 @@ impl Core {
             match (&ns.wb, ns.cfg.write_mode) {
                 (Some(wb), _) => {
                     wb.wait_for_room(self.backpressure_wait).await?;
-                    let keys: Vec<Bytes> = ops.iter().map(|(k, _)| k.clone()).collect();
-                    let seq = wb.write_many(ops);
-                    for k in &keys {
-                        self.flights.invalidate(k);
-                    }
+                    let seq = wb.write_many(ops, |k| self.flights.invalidate(k));
                     commit_through[idx] = commit_through[idx].max(seq);
                 }
                 (None, mode) => {
@@ -865,13 +867,14 @@ impl Session<'_> {
     pub async fn get(&mut self, key: &[u8]) -> Result<Option<Entry>> {
         // A hit needs no owned key: copy it only to go below L1.
         let now = self.clock.unwrap_or_else(now_ms);
-        if let Some(e) = self.core.l1.get(key, now) {
-            self.core.hits.fetch_add(1, Ordering::Relaxed);
-            return Ok(Some(e));
+        match self.core.l1_hit(key, now) {
+            Some(e) => Ok(Some(e)),
+            None => {
+                self.core
+                    .read_after_l1_miss(&Bytes::copy_from_slice(key))
+                    .await
+            }
         }
-        self.core
-            .read_after_l1_miss(&Bytes::copy_from_slice(key))
-            .await
     }
 
     /// Reads many keys; one slot per key in input order.

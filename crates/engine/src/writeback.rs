@@ -185,7 +185,13 @@ impl WriteBack {
     /// acknowledging. The caller holds the keys' write locks, so per-key
     /// order is journal order; operations on one key keep their order (the
     /// last one wins). One journal lock and one queue lock serve the batch.
-    pub(crate) fn write_many(&self, ops: Vec<(Bytes, Option<Entry>)>) -> u64 {
+    /// `written(key)` runs once each key's new state is visible (queued and
+    /// in L1), for the caller to invalidate in-flight loads.
+    pub(crate) fn write_many(
+        &self,
+        ops: Vec<(Bytes, Option<Entry>)>,
+        written: impl Fn(&Bytes),
+    ) -> u64 {
         let items = ops.iter().map(|(k, op)| (&k[..], op.as_ref()));
         let Some((first, pending)) = self.journal.append_many_with(items, |first| {
             let mut q = self.queue.lock();
@@ -202,12 +208,13 @@ impl WriteBack {
         for (i, (key, op)) in ops.into_iter().enumerate() {
             match op {
                 Some(e) => {
-                    self.l1.put(key, e, first + i as u64);
+                    self.l1.put(key.clone(), e, first + i as u64);
                 }
                 None => {
                     self.l1.remove(&key);
                 }
             }
+            written(&key);
         }
         if pending >= self.flush_batch {
             self.wake.notify_one();
