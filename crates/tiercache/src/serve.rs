@@ -54,7 +54,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let runtime = match tokio::runtime::Runtime::new() {
+    let runtime = match build_runtime() {
         Ok(r) => r,
         Err(e) => {
             eprintln!("tiercache: cannot start the runtime: {e}");
@@ -67,6 +67,28 @@ pub fn run(args: ServeArgs) -> ExitCode {
             eprintln!("tiercache: {msg}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// The tokio runtime for the server. With one worker thread (confined to one
+/// CPU by `taskset -c 0` or a one-core container, or `TOKIO_WORKER_THREADS=1`)
+/// the single-threaded scheduler does the same work without the multi-thread
+/// scheduler's cross-thread queues and wake-ups: about 10% less CPU per
+/// request under pipelined load on one core (BENCHMARKS.md).
+fn build_runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    let workers = std::env::var("TOKIO_WORKER_THREADS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    if workers == 1 {
+        tracing::info!("one worker thread: single-threaded scheduler");
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
     }
 }
 

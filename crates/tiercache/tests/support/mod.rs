@@ -45,7 +45,28 @@ impl Server {
         Self::launch(data_dir, extra, Some(free_port()))
     }
 
+    /// Starts with the memcached listener too, `extra` arguments and `env`
+    /// variables set for the server process.
+    pub fn start_with_env(data_dir: &Path, extra: &[&str], env: &[(&str, &str)]) -> Server {
+        Self::launch_env(data_dir, extra, Some(free_port()), env)
+    }
+
+    /// The server's log (stderr) so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.data_dir.with_extension(format!("{}.log", self.port)))
+            .unwrap_or_default()
+    }
+
     fn launch(data_dir: &Path, extra: &[&str], memcache_port: Option<u16>) -> Server {
+        Self::launch_env(data_dir, extra, memcache_port, &[])
+    }
+
+    fn launch_env(
+        data_dir: &Path,
+        extra: &[&str],
+        memcache_port: Option<u16>,
+        env: &[(&str, &str)],
+    ) -> Server {
         let port = free_port();
         let memcache = memcache_port.map_or("off".to_string(), |p| format!("127.0.0.1:{p}"));
         let log = std::fs::File::create(data_dir.with_extension(format!("{port}.log"))).unwrap();
@@ -61,6 +82,7 @@ impl Server {
                 "off",
             ])
             .args(extra)
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()

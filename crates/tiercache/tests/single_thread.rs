@@ -1,0 +1,55 @@
+//! `tiercache serve` with one worker thread (as under `taskset -c 0`) runs on
+//! tokio's single-threaded scheduler. Everything that leaves the runtime
+//! thread must still work there: SQLite reads and write-back flushes on the
+//! blocking pool, both protocols, a clean shutdown that flushes.
+
+mod support;
+
+use std::time::Duration;
+use support::{McText, Reply, Server};
+
+const ONE_WORKER: &[(&str, &str)] = &[("TOKIO_WORKER_THREADS", "1")];
+
+#[test]
+fn one_worker_thread_serves_both_protocols_and_reads_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let server = Server::start_with_env(&data, &[], ONE_WORKER);
+    assert!(
+        server.log().contains("single-threaded scheduler"),
+        "expected the single-threaded scheduler; log: {}",
+        server.log()
+    );
+    let mut c = server.client();
+    for i in 0..500 {
+        let k = format!("k{i}");
+        let v = format!("v{i}");
+        assert_eq!(
+            c.call(&[b"SET", k.as_bytes(), v.as_bytes()]),
+            Reply::Simple("OK".into())
+        );
+    }
+    let mut mc = McText::connect(server.memcache_port.unwrap());
+    mc.send(b"set m1 7 0 2\r\nhi\r\n").unwrap();
+    assert_eq!(mc.line().unwrap(), "STORED");
+    assert_eq!(mc.get("k7"), Some((0, b"v7".to_vec())));
+    // SIGTERM flushes the write-back queue into SQLite and exits 0.
+    assert!(server.sigterm(Duration::from_secs(10)).success());
+
+    // A fresh server starts with an empty memory tier: every read below
+    // goes to SQLite through the blocking pool.
+    let server = Server::start_with_env(&data, &[], ONE_WORKER);
+    let mut c = server.client();
+    for i in (0..500).step_by(7) {
+        let k = format!("k{i}");
+        assert_eq!(
+            c.call(&[b"GET", k.as_bytes()]),
+            Reply::Bulk(Some(format!("v{i}").into_bytes()))
+        );
+    }
+    assert_eq!(c.call(&[b"GET", b"absent"]), Reply::Bulk(None));
+    assert_eq!(c.call(&[b"DBSIZE"]), Reply::Int(501));
+    let mut mc = McText::connect(server.memcache_port.unwrap());
+    assert_eq!(mc.get("m1"), Some((7, b"hi".to_vec())));
+    assert!(server.sigterm(Duration::from_secs(10)).success());
+}
