@@ -105,6 +105,7 @@ pub(crate) fn default_main_store() -> StoreConfig {
     StoreConfig::Sqlite(SqliteStore {
         path: PathBuf::from("tiercache.db"),
         table: "kv".to_owned(),
+        exclusive: true,
         timeout: None,
     })
 }

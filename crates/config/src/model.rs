@@ -256,6 +256,10 @@ pub struct SqliteStore {
     pub path: PathBuf,
     /// Table name; default `kv`.
     pub table: String,
+    /// Only tiercache writes this database (default true): misses on keys
+    /// it never wrote are answered without a lookup. Set false when other
+    /// programs write the file.
+    pub exclusive: bool,
     /// Optional operation timeout.
     pub timeout: Option<Duration>,
 }

@@ -25,7 +25,7 @@ const STORE_TYPES: &[&str] = &[
 /// Keys each store type takes besides `type` and `timeout`.
 fn keys_of(ty: &str) -> &'static [&'static str] {
     match ty {
-        "sqlite" => &["path", "table"],
+        "sqlite" => &["path", "table", "exclusive"],
         "redis" => &["url", "cluster", "pool_size"],
         "memcached" => &["servers"],
         "postgres" | "mysql" => &["url", "table", "pool_size"],
@@ -156,6 +156,7 @@ impl Ctx<'_> {
             "sqlite" => StoreConfig::Sqlite(SqliteStore {
                 path: PathBuf::from(self.required(s.path, path, &ty, "path")?),
                 table: table(s.table),
+                exclusive: s.exclusive.unwrap_or(true),
                 timeout,
             }),
             "redis" => {

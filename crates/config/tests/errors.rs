@@ -41,7 +41,7 @@ fn unknown_key() {
         "[store.main]\ntype = \"sqlite\"\npath = \"x.db\"\nurl = \"redis://h\"\n",
         4,
         "store.main.url",
-        "unknown field `url` for store type `sqlite`, expected one of path, table, type, timeout",
+        "unknown field `url` for store type `sqlite`, expected one of path, table, exclusive, type, timeout",
     );
     assert!(s.starts_with("tiercache.toml:4:"), "{s}");
     // In an inline store too.

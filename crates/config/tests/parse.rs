@@ -41,6 +41,7 @@ fn spec_example_parses() {
         Some(&StoreConfig::Sqlite(SqliteStore {
             path: PathBuf::from("tiercache.db"),
             table: "kv".into(),
+            exclusive: true,
             timeout: None
         }))
     );

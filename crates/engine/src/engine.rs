@@ -10,6 +10,7 @@
 use crate::entry::{next_cas, now_ms, Entry, ValueKind};
 use crate::error::{EngineError, Result};
 use crate::journal::FsyncPolicy;
+use crate::keyfilter::{KeyFilter, RecordingStore};
 use crate::load::{follow, Flights, Role};
 use crate::memory::MemoryTier;
 use crate::namespace::{NamespaceConfig, NamespaceRouter, WriteMode};
@@ -99,6 +100,8 @@ pub struct EngineStats {
     pub flush_errors: u64,
     /// Successful flushes since start.
     pub flushes: u64,
+    /// Misses answered "absent" by a key filter without asking the stores.
+    pub store_lookups_skipped: u64,
 }
 
 /// Builds an [`Engine`]: memory bound and namespaces, then [`EngineBuilder::build`].
@@ -155,7 +158,18 @@ impl EngineBuilder {
         }
         let l1 = Arc::new(MemoryTier::new(self.memory_bytes));
         let mut namespaces = Vec::new();
-        for cfg in self.namespaces {
+        for mut cfg in self.namespaces {
+            // Every store exclusive: record each key written to them, so a
+            // miss on a key never written can skip the stores.
+            let filter = (!cfg.stores.is_empty() && cfg.stores.iter().all(|s| s.exclusive()))
+                .then(KeyFilter::new);
+            if let Some(f) = &filter {
+                cfg.stores = cfg
+                    .stores
+                    .into_iter()
+                    .map(|s| RecordingStore::wrap(s, f.clone()))
+                    .collect();
+            }
             let wb = if cfg.write_mode == WriteMode::Back && !cfg.stores.is_empty() {
                 let dir = self
                     .data_dir
@@ -174,7 +188,7 @@ impl EngineBuilder {
             } else {
                 None
             };
-            namespaces.push(Namespace { cfg, wb });
+            namespaces.push(Namespace { cfg, wb, filter });
         }
         let router =
             NamespaceRouter::new(&namespaces.iter().map(|n| n.cfg.clone()).collect::<Vec<_>>());
@@ -223,6 +237,26 @@ type KeyOp = (Bytes, Option<Entry>);
 struct Namespace {
     cfg: NamespaceConfig,
     wb: Option<Arc<WriteBack>>,
+    /// Keys that may be in the stores, when every store is exclusive.
+    filter: Option<Arc<KeyFilter>>,
+}
+
+impl Namespace {
+    /// What is known of `key` below L1 without asking the stores: its dirty
+    /// value (or deletion) in the write-back queue, or that the key filter
+    /// rules it out (`Some(None)`). `None`: only the stores can tell.
+    ///
+    /// The queue comes first: a dirty key reaches the filter only when it
+    /// is flushed, and leaves the queue only after the store has it.
+    fn known_without_stores(&self, key: &[u8], now: u64) -> Option<Option<Entry>> {
+        if let Some(dirty) = self.wb.as_ref().and_then(|wb| wb.lookup(key)) {
+            return Some(dirty.filter(|e| !e.is_expired_at(now)));
+        }
+        match &self.filter {
+            Some(f) if !f.may_contain(key) => Some(None),
+            _ => None,
+        }
+    }
 }
 
 /// State shared by the engine handle and its background tasks.
@@ -382,6 +416,9 @@ impl Engine {
             expired: c.l1.expired(),
             ..Default::default()
         };
+        for f in c.namespaces.iter().filter_map(|n| n.filter.as_ref()) {
+            s.store_lookups_skipped += f.skipped();
+        }
         for wb in wbs {
             s.writeback_pending += wb.pending_len() as u64;
             s.writeback_oldest_ms = s.writeback_oldest_ms.max(wb.oldest_age_ms());
@@ -389,6 +426,17 @@ impl Engine {
             s.flush_errors += wb.flush_errors.load(Ordering::Relaxed);
         }
         s
+    }
+
+    /// True once every namespace's key filter (see [`Store::exclusive`]) has
+    /// covered what its stores held at start, so misses on keys never
+    /// written skip the stores.
+    pub fn key_filters_ready(&self) -> bool {
+        self.core
+            .namespaces
+            .iter()
+            .filter_map(|n| n.filter.as_ref())
+            .all(|f| f.is_ready())
     }
 
     /// The memory tier (for inspection and tests).
@@ -457,6 +505,35 @@ fn spawn_background(
                 }
             }));
         }
+    }
+    for ns in &core.namespaces {
+        let Some(filter) = ns.filter.clone() else {
+            continue;
+        };
+        let stores = ns.cfg.stores.clone();
+        let name = ns.cfg.name.clone();
+        let mut stop = stop.subscribe();
+        tasks.push(tokio::spawn(async move {
+            let scan = async {
+                let mut keys = 0;
+                for store in &stores {
+                    keys += filter.scan(&**store).await?;
+                }
+                Ok::<_, crate::store::StoreError>(keys)
+            };
+            tokio::select! {
+                r = scan => match r {
+                    Ok(keys) => {
+                        filter.set_ready();
+                        tracing::debug!(namespace = %name, keys, "key filter ready");
+                    }
+                    // Not ready means every miss asks the stores, as without a filter.
+                    Err(e) => tracing::warn!(namespace = %name, error = %e,
+                        "cannot list the stores' keys; misses will query the stores"),
+                },
+                _ = stop.changed() => {}
+            }
+        }));
     }
     let weak = Arc::downgrade(core);
     let mut stop_rx = stop.subscribe();
@@ -533,10 +610,8 @@ impl Core {
         key: &Bytes,
     ) -> std::result::Result<(Option<Entry>, bool), crate::store::StoreError> {
         let ns = self.namespace_of(key).1;
-        if let Some(wb) = &ns.wb {
-            if let Some(dirty) = wb.lookup(key) {
-                return Ok((dirty.filter(|e| !e.is_expired_at(now_ms())), false));
-            }
+        if let Some(known) = ns.known_without_stores(key, now_ms()) {
+            return Ok((known, false));
         }
         let keys = std::slice::from_ref(key);
         for (depth, store) in ns.cfg.stores.iter().enumerate() {
@@ -570,8 +645,15 @@ impl Core {
     /// tiers with request coalescing.
     pub(crate) async fn read_after_l1_miss(&self, key: &Bytes) -> Result<Option<Entry>> {
         self.misses.fetch_add(1, Ordering::Relaxed);
-        if self.namespace_of(key).1.cfg.stores.is_empty() {
+        let ns = self.namespace_of(key).1;
+        if ns.cfg.stores.is_empty() {
             return Ok(None);
+        }
+        // A key the filter rules out needs no flight: nothing to load.
+        if ns.filter.is_some() {
+            if let Some(known) = ns.known_without_stores(key, now_ms()) {
+                return Ok(known);
+            }
         }
         loop {
             match self.flights.begin(key) {
@@ -610,9 +692,17 @@ impl Core {
                 None => {
                     self.misses.fetch_add(1, Ordering::Relaxed);
                     let (ns, n) = self.namespace_of(k);
-                    if !n.cfg.stores.is_empty() {
-                        missing.entry(ns).or_default().push(i);
+                    if n.cfg.stores.is_empty() {
+                        continue;
                     }
+                    // Keys the filter rules out need no flight and no lookup.
+                    if n.filter.is_some() {
+                        if let Some(known) = n.known_without_stores(k, now) {
+                            out[i] = known;
+                            continue;
+                        }
+                    }
+                    missing.entry(ns).or_default().push(i);
                 }
             }
         }

@@ -13,6 +13,8 @@
 //! - [`journal`]: [`WriteBackJournal`], the checksummed, segmented log that
 //!   makes write-back acknowledgements durable.
 //! - `writeback`: the per-namespace queue of dirty keys and its flusher.
+//! - `keyfilter`: the Bloom filter of keys that may be in a namespace's
+//!   exclusive stores, so GETs of absent keys skip the stores.
 //! - [`namespace`]: [`NamespaceConfig`], [`WriteMode`], prefix routing.
 //! - [`engine`]: [`Engine`] and [`Session`], the read and write paths.
 //! - [`modify`]: [`Session::modify`], atomic read-modify-write of one key
@@ -47,6 +49,7 @@ pub mod engine;
 pub mod entry;
 pub mod error;
 pub mod journal;
+mod keyfilter;
 mod load;
 pub mod memory;
 pub mod modify;

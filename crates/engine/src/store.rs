@@ -129,6 +129,15 @@ pub trait Store: Send + Sync + 'static {
     /// The configured name, used in errors and metrics.
     fn name(&self) -> &str;
 
+    /// True when nothing but this engine writes the store (tiercache owns
+    /// it, like the embedded SQLite file in its data dir). A namespace whose
+    /// stores are all exclusive answers GETs of keys it never wrote and did
+    /// not find at start from memory, without asking the stores. The default
+    /// is false: other clients may write it.
+    fn exclusive(&self) -> bool {
+        false
+    }
+
     /// Looks up `keys`; the answer has one slot per key, in input order.
     async fn get_many(&self, keys: &[Bytes]) -> Result<Vec<Option<Entry>>, StoreError>;
 

@@ -32,6 +32,9 @@ pub struct MemoryStore {
     map: Mutex<HashMap<Bytes, Entry>>,
     /// Number of `apply`/`set_many`/`delete_many` calls, to observe batching.
     pub write_calls: AtomicU64,
+    /// Keys looked up through `get_many`, to observe lookups the engine skipped.
+    pub keys_read: AtomicU64,
+    exclusive: bool,
 }
 
 impl MemoryStore {
@@ -40,6 +43,15 @@ impl MemoryStore {
         MemoryStore {
             name: name.to_string(),
             ..Default::default()
+        }
+    }
+
+    /// An empty store that says only the engine writes it
+    /// ([`Store::exclusive`]), so the engine may answer misses without it.
+    pub fn new_exclusive(name: &str) -> Self {
+        MemoryStore {
+            exclusive: true,
+            ..Self::new(name)
         }
     }
 
@@ -65,7 +77,13 @@ impl Store for MemoryStore {
         &self.name
     }
 
+    fn exclusive(&self) -> bool {
+        self.exclusive
+    }
+
     async fn get_many(&self, keys: &[Bytes]) -> Result<Vec<Option<Entry>>, StoreError> {
+        self.keys_read
+            .fetch_add(keys.len() as u64, Ordering::Relaxed);
         let now = now_ms();
         let map = self.map.lock();
         Ok(keys
@@ -229,6 +247,9 @@ impl<S: Store> FlakyStore<S> {
 impl<S: Store> Store for FlakyStore<S> {
     fn name(&self) -> &str {
         self.inner.name()
+    }
+    fn exclusive(&self) -> bool {
+        self.inner.exclusive()
     }
     async fn get_many(&self, keys: &[Bytes]) -> Result<Vec<Option<Entry>>, StoreError> {
         self.check()?;

@@ -263,6 +263,12 @@ pub fn engine_metrics(e: &mut Exposition, s: &EngineStats) {
         "Failed write-back flush attempts (retried).",
         s.flush_errors as f64,
     );
+    e.single(
+        "tiercache_store_lookups_skipped_total",
+        "counter",
+        "Memory-tier misses answered absent by the key filter without asking the stores.",
+        s.store_lookups_skipped as f64,
+    );
 }
 
 #[cfg(test)]

@@ -72,7 +72,12 @@ pub(crate) async fn read_more<S: AsyncRead + Unpin>(
             },
         }
     };
+    // `biased`, read first: when the request is already waiting (the common
+    // case under load) the shutdown branch is never polled, so no waiter is
+    // registered with (and removed from) the shutdown channel per request.
+    // Shutdown is still seen: it is checked above before every read.
     tokio::select! {
+        biased;
         r = read => Ok(match r? {
             Some(0) => Err(ReadEnd::Eof),
             Some(n) => Ok(n),

@@ -77,6 +77,8 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 #[derive(Clone)]
 pub struct SqliteStore {
     inner: Arc<Inner>,
+    /// See [`Store::exclusive`]; true unless [`SqliteStore::shared`].
+    exclusive: bool,
 }
 
 struct Inner {
@@ -281,7 +283,25 @@ impl SqliteStore {
                 row_chunk,
                 sql: Sql::new(table, key_chunk, row_chunk),
             }),
+            exclusive: true,
         })
+    }
+
+    /// Marks the database as written by other programs too, so the engine
+    /// asks it on every miss instead of trusting its key filter
+    /// ([`Store::exclusive`]; config `exclusive = false`).
+    ///
+    /// ```
+    /// use tiercache_engine::Store;
+    /// use tiercache_stores::SqliteStore;
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let store = SqliteStore::open("main", &dir.path().join("a.db"), "kv").unwrap();
+    /// assert!(store.exclusive());
+    /// assert!(!store.shared().exclusive());
+    /// ```
+    pub fn shared(mut self) -> Self {
+        self.exclusive = false;
+        self
     }
 
     /// The database file.
@@ -593,6 +613,10 @@ impl Inner {
 impl Store for SqliteStore {
     fn name(&self) -> &str {
         &self.inner.name
+    }
+
+    fn exclusive(&self) -> bool {
+        self.exclusive
     }
 
     async fn get_many(&self, keys: &[Bytes]) -> Result<Vec<Option<Entry>>, StoreError> {

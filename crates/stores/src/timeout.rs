@@ -77,6 +77,9 @@ impl<S: Store + ?Sized> Store for TimeoutStore<S> {
     fn name(&self) -> &str {
         self.inner.name()
     }
+    fn exclusive(&self) -> bool {
+        self.inner.exclusive()
+    }
     async fn get_many(&self, keys: &[Bytes]) -> Result<Vec<Option<Entry>>, StoreError> {
         self.run("get", self.inner.get_many(keys)).await
     }

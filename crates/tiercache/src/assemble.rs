@@ -130,11 +130,14 @@ impl<'a> Assembler<'a> {
         cfg: &'a StoreConfig,
     ) -> Result<Arc<dyn Store>, AssembleError> {
         Ok(match cfg {
-            StoreConfig::Sqlite(s) => Arc::new(tiercache_stores::SqliteStore::open(
-                name,
-                &self.data_dir.join(&s.path),
-                &s.table,
-            )?),
+            StoreConfig::Sqlite(s) => {
+                let store = tiercache_stores::SqliteStore::open(
+                    name,
+                    &self.data_dir.join(&s.path),
+                    &s.table,
+                )?;
+                Arc::new(if s.exclusive { store } else { store.shared() })
+            }
             StoreConfig::Null(_) => Arc::new(tiercache_stores::NullStore::new(name)),
             StoreConfig::Postgres(s) => Arc::new(tiercache_stores::PostgresStore::new(
                 name,

@@ -119,8 +119,9 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             _ => {
                 let _ = write!(
                     t,
-                    "# Tiercache\r\nwriteback_pending:{}\r\nwriteback_oldest_ms:{}\r\nflushes:{}\r\nflush_errors:{}\r\n",
-                    stats.writeback_pending, stats.writeback_oldest_ms, stats.flushes, stats.flush_errors
+                    "# Tiercache\r\nwriteback_pending:{}\r\nwriteback_oldest_ms:{}\r\nflushes:{}\r\nflush_errors:{}\r\nstore_lookups_skipped:{}\r\n",
+                    stats.writeback_pending, stats.writeback_oldest_ms, stats.flushes, stats.flush_errors,
+                    stats.store_lookups_skipped
                 );
             }
         }
