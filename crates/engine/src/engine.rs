@@ -628,9 +628,13 @@ impl Core {
     }
 
     pub(crate) async fn read(&self, key: &Bytes) -> Result<Option<Entry>> {
-        match self.l1_hit(key, now_ms()) {
+        let now = now_ms();
+        match self.l1_hit(key, now) {
             Some(e) => Ok(Some(e)),
-            None => self.read_after_l1_miss(key).await,
+            None => match self.l1_miss_known(key, now) {
+                Some(known) => Ok(known),
+                None => self.load_below_l1(key).await,
+            },
         }
     }
 
@@ -641,20 +645,23 @@ impl Core {
         Some(e)
     }
 
-    /// [`Core::read`] once L1 has missed: counts the miss, then the lower
-    /// tiers with request coalescing.
-    pub(crate) async fn read_after_l1_miss(&self, key: &Bytes) -> Result<Option<Entry>> {
+    /// Counts an L1 miss and answers it when no store needs asking: a
+    /// pure-cache namespace, or a key the write-back queue holds or the key
+    /// filter rules out. `None`: [`Core::load_below_l1`] must ask the stores.
+    fn l1_miss_known(&self, key: &[u8], now: u64) -> Option<Option<Entry>> {
         self.misses.fetch_add(1, Ordering::Relaxed);
         let ns = self.namespace_of(key).1;
         if ns.cfg.stores.is_empty() {
-            return Ok(None);
+            return Some(None);
         }
-        // A key the filter rules out needs no flight: nothing to load.
-        if ns.filter.is_some() {
-            if let Some(known) = ns.known_without_stores(key, now_ms()) {
-                return Ok(known);
-            }
-        }
+        // Without a filter the queue is looked at under the load's flight.
+        ns.filter.as_ref()?;
+        ns.known_without_stores(key, now)
+    }
+
+    /// [`Core::read`] once L1 has missed and [`Core::l1_miss_known`] could
+    /// not answer: the lower tiers, with request coalescing.
+    pub(crate) async fn load_below_l1(&self, key: &Bytes) -> Result<Option<Entry>> {
         loop {
             match self.flights.begin(key) {
                 Role::Leader(guard) => {
@@ -689,21 +696,10 @@ impl Core {
                     self.hits.fetch_add(1, Ordering::Relaxed);
                     out[i] = Some(e);
                 }
-                None => {
-                    self.misses.fetch_add(1, Ordering::Relaxed);
-                    let (ns, n) = self.namespace_of(k);
-                    if n.cfg.stores.is_empty() {
-                        continue;
-                    }
-                    // Keys the filter rules out need no flight and no lookup.
-                    if n.filter.is_some() {
-                        if let Some(known) = n.known_without_stores(k, now) {
-                            out[i] = known;
-                            continue;
-                        }
-                    }
-                    missing.entry(ns).or_default().push(i);
-                }
+                None => match self.l1_miss_known(k, now) {
+                    Some(known) => out[i] = known,
+                    None => missing.entry(self.namespace_of(k).0).or_default().push(i),
+                },
             }
         }
         for (ns, idxs) in missing {
@@ -957,13 +953,12 @@ impl Session<'_> {
     pub async fn get(&mut self, key: &[u8]) -> Result<Option<Entry>> {
         // A hit needs no owned key: copy it only to go below L1.
         let now = self.clock.unwrap_or_else(now_ms);
-        match self.core.l1_hit(key, now) {
-            Some(e) => Ok(Some(e)),
-            None => {
-                self.core
-                    .read_after_l1_miss(&Bytes::copy_from_slice(key))
-                    .await
-            }
+        if let Some(e) = self.core.l1_hit(key, now) {
+            return Ok(Some(e));
+        }
+        match self.core.l1_miss_known(key, now) {
+            Some(known) => Ok(known),
+            None => self.core.load_below_l1(&Bytes::copy_from_slice(key)).await,
         }
     }
 

@@ -2,7 +2,7 @@
 //! without asking them.
 //!
 //! A GET of an absent key used to cost a store round trip every time (a
-//! SQLite lookup on the blocking pool): 0.15x redis-server on pipelined GETs
+//! SQLite lookup on the blocking pool): 0.04x redis-server on pipelined GETs
 //! of absent keys. When every store of a namespace is *exclusive* (only this
 //! engine writes it, see [`Store::exclusive`]), the engine knows every key
 //! that can be there: the ones a startup scan found, plus every key it wrote
@@ -15,36 +15,79 @@
 //! costs one store lookup, as before. False positives cost the same.
 //!
 //! The filter grows in layers, each four times the previous, so the false
-//! positive rate stays near [`FALSE_POSITIVE_RATE`] however many keys arrive.
+//! positive rate stays near 1% however many keys arrive.
+//!
+//! Hand-written rather than a crate: fastbloom 0.17's `AtomicBloomFilter`
+//! spreads a key's probes over the whole bit array, and on pipelined GETs
+//! of absent keys its lookups took 12.8% of the server's samples (a cache
+//! miss per probe). Here a key's bits share one cache line (a split-block
+//! Bloom filter, as Parquet's and Impala's): one miss per lookup.
 
 use crate::entry::Entry;
 use crate::store::{KeyStats, Mutation, Store, StoreError};
 use async_trait::async_trait;
 use bytes::Bytes;
-use fastbloom::AtomicBloomFilter;
 use parking_lot::RwLock;
 use std::ops::Bound;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-/// Target false positive rate of each layer.
-pub(crate) const FALSE_POSITIVE_RATE: f64 = 0.01;
-/// Keys the first layer is sized for (about 1.2 MB of bits at 1%).
+/// Bits per key a layer is sized for: about 1% false positives with eight
+/// bits per key in 512-bit blocks.
+const BITS_PER_KEY: usize = 10;
+/// Keys the first layer is sized for (about 1.3 MB of bits).
 const FIRST_LAYER_KEYS: usize = 1 << 20;
 
+/// One cache line of bits. A key sets one bit in each of the eight words.
+#[repr(align(64))]
+struct Block([AtomicU64; 8]);
+
 struct Layer {
-    bits: AtomicBloomFilter,
+    blocks: Box<[Block]>,
     capacity: usize,
     items: AtomicUsize,
 }
 
 impl Layer {
     fn new(capacity: usize) -> Layer {
+        let n = (capacity.saturating_mul(BITS_PER_KEY) / 512).max(1);
         Layer {
-            bits: AtomicBloomFilter::with_false_pos(FALSE_POSITIVE_RATE).expected_items(capacity),
+            blocks: (0..n).map(|_| Block(Default::default())).collect(),
             capacity,
             items: AtomicUsize::new(0),
         }
+    }
+
+    /// The key's block (from the hash's high bits) and its bit in each word
+    /// (from six low bits each).
+    #[inline]
+    fn probe(&self, h: u64) -> (&Block, [u64; 8]) {
+        let i = ((u128::from(h) * self.blocks.len() as u128) >> 64) as usize;
+        let mut masks = [0u64; 8];
+        for (w, m) in masks.iter_mut().enumerate() {
+            *m = 1 << ((h >> (6 * w)) & 63);
+        }
+        (&self.blocks[i], masks)
+    }
+
+    #[inline]
+    fn contains(&self, h: u64) -> bool {
+        let (block, masks) = self.probe(h);
+        block
+            .0
+            .iter()
+            .zip(masks)
+            .all(|(word, m)| word.load(Ordering::Acquire) & m != 0)
+    }
+
+    /// Sets the key's bits; true if they were all set already.
+    fn insert(&self, h: u64) -> bool {
+        let (block, masks) = self.probe(h);
+        let mut all = true;
+        for (word, m) in block.0.iter().zip(masks) {
+            all &= word.fetch_or(m, Ordering::AcqRel) & m != 0;
+        }
+        all
     }
 }
 
@@ -72,11 +115,11 @@ impl KeyFilter {
     pub(crate) fn insert(&self, key: &[u8]) {
         let h = self.hasher.hash_one(key);
         let layers = self.layers.read();
-        if layers.iter().any(|l| l.bits.contains_hash(h)) {
+        if layers.iter().any(|l| l.contains(h)) {
             return;
         }
         let last = layers.last().expect("at least one layer");
-        if last.bits.insert_hash(h) {
+        if last.insert(h) {
             return;
         }
         if last.items.fetch_add(1, Ordering::Relaxed) + 1 < last.capacity {
@@ -96,7 +139,7 @@ impl KeyFilter {
             return true;
         }
         let h = self.hasher.hash_one(key);
-        let found = self.layers.read().iter().any(|l| l.bits.contains_hash(h));
+        let found = self.layers.read().iter().any(|l| l.contains(h));
         if !found {
             self.skipped.fetch_add(1, Ordering::Relaxed);
         }
