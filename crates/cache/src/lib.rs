@@ -86,6 +86,7 @@ pub struct CacheBuilder<M> {
     capacity: u64,
     shards: Option<usize>,
     expected_entries: Option<u64>,
+    seed: Option<u64>,
     measure: M,
 }
 
@@ -111,12 +112,30 @@ impl<M> CacheBuilder<M> {
         self
     }
 
+    /// Fixes the hash seed, so that a replay gives the same hit ratio every
+    /// run (the policy's choices depend on the hashes through the sketch and
+    /// the ghosts). The default is a random seed per cache, which keeps an
+    /// attacker from choosing colliding keys; fix it only for experiments.
+    ///
+    /// ```
+    /// use tiercache_cache::Cache;
+    ///
+    /// let a: Cache<u64, ()> = Cache::builder(8).seed(7).build();
+    /// a.insert(1, ());
+    /// assert!(a.get(&1).is_some());
+    /// ```
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
     /// Replaces how entries are weighed and timed.
     pub fn measure<M2>(self, measure: M2) -> CacheBuilder<M2> {
         CacheBuilder {
             capacity: self.capacity,
             shards: self.shards,
             expected_entries: self.expected_entries,
+            seed: self.seed,
             measure,
         }
     }
@@ -132,7 +151,12 @@ impl<M> CacheBuilder<M> {
             let by_size = (entries / MIN_ENTRIES_PER_SHARD).max(1) as usize;
             by_size.min(cores * 4).min(MAX_SHARDS).next_power_of_two()
         });
-        let hasher = ahash::RandomState::new();
+        let hasher = match self.seed {
+            Some(s) => {
+                ahash::RandomState::with_seeds(s, s ^ 0x243F_6A88_85A3_08D3, !s, s.rotate_left(32))
+            }
+            None => ahash::RandomState::new(),
+        };
         let seed = hasher.hash_one(0u64);
         let shards = (0..count)
             .map(|i| {
@@ -176,6 +200,7 @@ impl<K: Hash + Eq, V> Cache<K, V, UnitWeight> {
             capacity,
             shards: None,
             expected_entries: None,
+            seed: None,
             measure: UnitWeight,
         }
     }
