@@ -170,7 +170,7 @@ impl<M> CacheBuilder<M> {
             .collect();
         Cache {
             shards,
-            shift: 64 - count.trailing_zeros(),
+            shard_mask: count - 1,
             hasher,
             measure: self.measure,
             capacity: self.capacity,
@@ -181,8 +181,9 @@ impl<M> CacheBuilder<M> {
 /// A concurrent cache bounded by total weight. See the crate documentation.
 pub struct Cache<K, V, M = UnitWeight> {
     shards: Box<[RwLock<Shard<K, V>>]>,
-    /// Shard index = top bits of the hash (the shard uses the low 32 bits).
-    shift: u32,
+    /// Shard index = bits 32 and up of the hash, masked (the shard uses
+    /// the low 32 bits). The count is a power of two.
+    shard_mask: usize,
     hasher: ahash::RandomState,
     measure: M,
     capacity: u64,
@@ -217,11 +218,7 @@ impl<K: Hash + Eq, V, M: Measure<K, V>> Cache<K, V, M> {
     #[inline]
     fn locate<Q: Hash + ?Sized>(&self, key: &Q) -> (&RwLock<Shard<K, V>>, u32) {
         let h = self.hasher.hash_one(key);
-        let shard = if self.shift == 64 {
-            0
-        } else {
-            (h >> self.shift) as usize
-        };
+        let shard = (h >> 32) as usize & self.shard_mask;
         (&self.shards[shard], h as u32)
     }
 
