@@ -120,7 +120,7 @@ impl<M> CacheBuilder<M> {
     /// ```
     /// use tiercache_cache::Cache;
     ///
-    /// let a: Cache<u64, ()> = Cache::builder(8).seed(7).build();
+    /// let a = Cache::<u64, ()>::builder(8).seed(7).build();
     /// a.insert(1, ());
     /// assert!(a.get(&1).is_some());
     /// ```
