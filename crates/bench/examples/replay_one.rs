@@ -53,14 +53,39 @@ fn main() {
         "recency" => workload::recency(REQUESTS, 0.05, 1000.0, 4),
         other => panic!("unknown workload {other}"),
     };
-    let r = match which {
+    if which == "none" {
+        println!("requests {} (not replayed)", trace.keys.len());
+        return;
+    }
+    // `REPEAT=n`: replay n times on fresh caches and report the fastest
+    // (best-of-n is the least disturbed by other load on the machine).
+    let repeat: usize = std::env::var("REPEAT")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
+    let mut best = 0.0f64;
+    for _ in 1..repeat {
+        best = best.max(run(which, &trace.keys, capacity).ops_per_sec());
+    }
+    let r = run(which, &trace.keys, capacity);
+    best = best.max(r.ops_per_sec());
+    println!(
+        "{which} {name} {capacity}: hit ratio {:.4}%, {} requests, best {:.2} Mops/s",
+        r.hit_ratio() * 100.0,
+        r.requests,
+        best / 1e6
+    );
+}
+
+fn run(which: &str, keys: &[u64], capacity: u64) -> tiercache_lab::ReplayResult {
+    match which {
         "ours" => {
             // A fixed hash seed: the same run gives the same count every time.
             let cache = tiercache_cache::Cache::<u64, ()>::builder(capacity)
                 .shards(1)
                 .seed(1)
                 .build();
-            replay(&mut TierCache(cache), &trace.keys, capacity)
+            replay(&mut TierCache(cache), keys, capacity)
         }
         "qc" => {
             let opts = quick_cache::OptionsBuilder::new()
@@ -75,17 +100,8 @@ fn main() {
                 quick_cache::DefaultHashBuilder::default(),
                 quick_cache::sync::DefaultLifecycle::default(),
             );
-            replay(&mut Qc(cache), &trace.keys, capacity)
-        }
-        "none" => {
-            println!("requests {} (not replayed)", trace.keys.len());
-            return;
+            replay(&mut Qc(cache), keys, capacity)
         }
         other => panic!("unknown cache {other}"),
-    };
-    println!(
-        "{which} {name} {capacity}: hit ratio {:.4}%, {} requests",
-        r.hit_ratio() * 100.0,
-        r.requests
-    );
+    }
 }

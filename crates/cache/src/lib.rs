@@ -224,6 +224,7 @@ impl<K: Hash + Eq, V, M: Measure<K, V>> Cache<K, V, M> {
 
     /// The value for `key` as of time 0 (so, for clocks in Unix ms, ignoring
     /// expiry), counting a hit or a miss.
+    #[inline]
     pub fn get<Q>(&self, key: &Q) -> Option<V>
     where
         K: Borrow<Q>,
@@ -235,6 +236,7 @@ impl<K: Hash + Eq, V, M: Measure<K, V>> Cache<K, V, M> {
 
     /// The value for `key` unless it has expired at `now` (milliseconds, the
     /// clock of [`Measure::expires_at`]). Counts a hit or a miss.
+    #[inline]
     pub fn get_at<Q>(&self, key: &Q, now: u64) -> Option<V>
     where
         K: Borrow<Q>,
@@ -259,6 +261,7 @@ impl<K: Hash + Eq, V, M: Measure<K, V>> Cache<K, V, M> {
     /// Inserts or replaces `key`. The entry may be evicted later; it is
     /// rejected at once only if heavier than a shard, or if everything else
     /// in its shard is pinned.
+    #[inline]
     pub fn insert(&self, key: K, value: V) -> Insertion {
         self.insert_with(key, value, false, false)
     }
