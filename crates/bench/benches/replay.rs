@@ -7,7 +7,8 @@
 //! contains it; `REPLAY_ONLY_PEERS=1` skips tiercache; `REPLAY_ONLY_OURS=1`
 //! skips the peers; `REPLAY_MOKA_LAZY=1` replays moka without forcing its
 //! pending maintenance (see [`Moka`]), to show how much that inflates its hit
-//! ratios. Full results are written to `target/replay-results.json`
+//! ratios; `REPLAY_SEED=n` fixes tiercache's hash seed (random by default),
+//! so that two builds can be compared point by point. Full results are written to `target/replay-results.json`
 //! (`$CARGO_TARGET_DIR` if set): `[{workload, capacity, cache, hit_ratio, ops_per_sec}]`.
 //!
 //! Workloads (all synthetic ones from `tiercache_lab::workload`, fixed seeds):

@@ -86,6 +86,7 @@ pub struct CacheBuilder<M> {
     capacity: u64,
     shards: Option<usize>,
     expected_entries: Option<u64>,
+    seed: Option<u64>,
     measure: M,
 }
 
@@ -111,12 +112,30 @@ impl<M> CacheBuilder<M> {
         self
     }
 
+    /// Fixes the hash seed, so that a replay gives the same hit ratio every
+    /// run (the policy's choices depend on the hashes through the sketch and
+    /// the ghosts). The default is a random seed per cache, which keeps an
+    /// attacker from choosing colliding keys; fix it only for experiments.
+    ///
+    /// ```
+    /// use tiercache_cache::Cache;
+    ///
+    /// let a = Cache::<u64, ()>::builder(8).seed(7).build();
+    /// a.insert(1, ());
+    /// assert!(a.get(&1).is_some());
+    /// ```
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
     /// Replaces how entries are weighed and timed.
     pub fn measure<M2>(self, measure: M2) -> CacheBuilder<M2> {
         CacheBuilder {
             capacity: self.capacity,
             shards: self.shards,
             expected_entries: self.expected_entries,
+            seed: self.seed,
             measure,
         }
     }
@@ -132,7 +151,12 @@ impl<M> CacheBuilder<M> {
             let by_size = (entries / MIN_ENTRIES_PER_SHARD).max(1) as usize;
             by_size.min(cores * 4).min(MAX_SHARDS).next_power_of_two()
         });
-        let hasher = ahash::RandomState::new();
+        let hasher = match self.seed {
+            Some(s) => {
+                ahash::RandomState::with_seeds(s, s ^ 0x243F_6A88_85A3_08D3, !s, s.rotate_left(32))
+            }
+            None => ahash::RandomState::new(),
+        };
         let seed = hasher.hash_one(0u64);
         let shards = (0..count)
             .map(|i| {
@@ -146,7 +170,7 @@ impl<M> CacheBuilder<M> {
             .collect();
         Cache {
             shards,
-            shift: 64 - count.trailing_zeros(),
+            shard_mask: count - 1,
             hasher,
             measure: self.measure,
             capacity: self.capacity,
@@ -157,8 +181,9 @@ impl<M> CacheBuilder<M> {
 /// A concurrent cache bounded by total weight. See the crate documentation.
 pub struct Cache<K, V, M = UnitWeight> {
     shards: Box<[RwLock<Shard<K, V>>]>,
-    /// Shard index = top bits of the hash (the shard uses the low 32 bits).
-    shift: u32,
+    /// Shard index = bits 32 and up of the hash, masked (the shard uses
+    /// the low 32 bits). The count is a power of two.
+    shard_mask: usize,
     hasher: ahash::RandomState,
     measure: M,
     capacity: u64,
@@ -176,6 +201,7 @@ impl<K: Hash + Eq, V> Cache<K, V, UnitWeight> {
             capacity,
             shards: None,
             expected_entries: None,
+            seed: None,
             measure: UnitWeight,
         }
     }
@@ -192,16 +218,13 @@ impl<K: Hash + Eq, V, M: Measure<K, V>> Cache<K, V, M> {
     #[inline]
     fn locate<Q: Hash + ?Sized>(&self, key: &Q) -> (&RwLock<Shard<K, V>>, u32) {
         let h = self.hasher.hash_one(key);
-        let shard = if self.shift == 64 {
-            0
-        } else {
-            (h >> self.shift) as usize
-        };
+        let shard = (h >> 32) as usize & self.shard_mask;
         (&self.shards[shard], h as u32)
     }
 
     /// The value for `key` as of time 0 (so, for clocks in Unix ms, ignoring
     /// expiry), counting a hit or a miss.
+    #[inline]
     pub fn get<Q>(&self, key: &Q) -> Option<V>
     where
         K: Borrow<Q>,
@@ -213,6 +236,7 @@ impl<K: Hash + Eq, V, M: Measure<K, V>> Cache<K, V, M> {
 
     /// The value for `key` unless it has expired at `now` (milliseconds, the
     /// clock of [`Measure::expires_at`]). Counts a hit or a miss.
+    #[inline]
     pub fn get_at<Q>(&self, key: &Q, now: u64) -> Option<V>
     where
         K: Borrow<Q>,
@@ -237,6 +261,7 @@ impl<K: Hash + Eq, V, M: Measure<K, V>> Cache<K, V, M> {
     /// Inserts or replaces `key`. The entry may be evicted later; it is
     /// rejected at once only if heavier than a shard, or if everything else
     /// in its shard is pinned.
+    #[inline]
     pub fn insert(&self, key: K, value: V) -> Insertion {
         self.insert_with(key, value, false, false)
     }

@@ -203,7 +203,14 @@ pub fn caches(ours: bool, peers: bool, moka_lazy: bool) -> Vec<(&'static str, Ru
     let mut all: Vec<(&'static str, Runner)> = Vec::new();
     if ours {
         all.push(("tiercache", |k, c| {
-            measure(TierCache::with_shards(c, 1), k, c)
+            let mut b = tiercache_cache::Cache::<u64, ()>::builder(c).shards(1);
+            if let Some(seed) = std::env::var("REPLAY_SEED")
+                .ok()
+                .and_then(|s| s.parse().ok())
+            {
+                b = b.seed(seed);
+            }
+            measure(TierCache(b.build()), k, c)
         }));
     }
     if peers {
