@@ -158,17 +158,39 @@ impl EngineBuilder {
         }
         let l1 = Arc::new(MemoryTier::new(self.memory_bytes));
         let mut namespaces = Vec::new();
+        // Each exclusive store is wrapped once, whichever namespaces use it,
+        // so store identity (SCAN, DBSIZE, purges dedupe by pointer) holds.
+        // (the wrapped store's address, the wrapper, its filter)
+        let mut wrapped_stores: Vec<(usize, Arc<dyn Store>, Arc<KeyFilter>)> = Vec::new();
         for mut cfg in self.namespaces {
-            // Every store exclusive: record each key written to them, so a
-            // miss on a key never written can skip the stores.
-            let filter = (!cfg.stores.is_empty() && cfg.stores.iter().all(|s| s.exclusive()))
-                .then(KeyFilter::new);
-            if let Some(f) = &filter {
-                cfg.stores = cfg
-                    .stores
-                    .into_iter()
-                    .map(|s| RecordingStore::wrap(s, f.clone()))
-                    .collect();
+            let all_exclusive = !cfg.stores.is_empty() && cfg.stores.iter().all(|s| s.exclusive());
+            let mut filters = Vec::new();
+            cfg.stores = cfg
+                .stores
+                .into_iter()
+                .map(|s| {
+                    if !s.exclusive() {
+                        return s;
+                    }
+                    let addr = Arc::as_ptr(&s) as *const () as usize;
+                    let (wrapped, filter) = match wrapped_stores.iter().find(|(a, _, _)| *a == addr)
+                    {
+                        Some((_, w, f)) => (w.clone(), f.clone()),
+                        None => {
+                            let f = KeyFilter::new();
+                            let w = RecordingStore::wrap(s, f.clone());
+                            wrapped_stores.push((addr, w.clone(), f.clone()));
+                            (w, f)
+                        }
+                    };
+                    filters.push(filter);
+                    wrapped
+                })
+                .collect();
+            // A filter answers only when every store of the namespace is
+            // exclusive: a shared one may hold keys it never saw.
+            if !all_exclusive {
+                filters.clear();
             }
             let wb = if cfg.write_mode == WriteMode::Back && !cfg.stores.is_empty() {
                 let dir = self
@@ -188,7 +210,7 @@ impl EngineBuilder {
             } else {
                 None
             };
-            namespaces.push(Namespace { cfg, wb, filter });
+            namespaces.push(Namespace { cfg, wb, filters });
         }
         let router =
             NamespaceRouter::new(&namespaces.iter().map(|n| n.cfg.clone()).collect::<Vec<_>>());
@@ -205,6 +227,8 @@ impl EngineBuilder {
             misses: AtomicU64::new(0),
             closing: AtomicBool::new(false),
             backpressure_wait: self.backpressure_wait,
+            key_filters: wrapped_stores.into_iter().map(|(_, w, f)| (w, f)).collect(),
+            lookups_skipped: AtomicU64::new(0),
         });
         let (stop, _) = tokio::sync::watch::channel(false);
         let tasks = spawn_background(&core, &stop);
@@ -237,8 +261,9 @@ type KeyOp = (Bytes, Option<Entry>);
 struct Namespace {
     cfg: NamespaceConfig,
     wb: Option<Arc<WriteBack>>,
-    /// Keys that may be in the stores, when every store is exclusive.
-    filter: Option<Arc<KeyFilter>>,
+    /// The key filters of the namespace's stores, when every one of them
+    /// is exclusive (else empty).
+    filters: Vec<Arc<KeyFilter>>,
 }
 
 impl Namespace {
@@ -252,10 +277,10 @@ impl Namespace {
         if let Some(dirty) = self.wb.as_ref().and_then(|wb| wb.lookup(key)) {
             return Some(dirty.filter(|e| !e.is_expired_at(now)));
         }
-        match &self.filter {
-            Some(f) if !f.may_contain(key) => Some(None),
-            _ => None,
+        if !self.filters.is_empty() && self.filters.iter().all(|f| !f.may_contain(key)) {
+            return Some(None);
         }
+        None
     }
 }
 
@@ -272,6 +297,10 @@ pub(crate) struct Core {
     misses: AtomicU64,
     closing: AtomicBool,
     backpressure_wait: Duration,
+    /// Every exclusive store, wrapped once, with its key filter.
+    key_filters: Vec<(Arc<dyn Store>, Arc<KeyFilter>)>,
+    /// Misses the key filters answered without asking the stores.
+    lookups_skipped: AtomicU64,
 }
 
 /// The tiered cache. Cheap to share behind an `Arc`; all methods take `&self`.
@@ -416,9 +445,7 @@ impl Engine {
             expired: c.l1.expired(),
             ..Default::default()
         };
-        for f in c.namespaces.iter().filter_map(|n| n.filter.as_ref()) {
-            s.store_lookups_skipped += f.skipped();
-        }
+        s.store_lookups_skipped = c.lookups_skipped.load(Ordering::Relaxed);
         for wb in wbs {
             s.writeback_pending += wb.pending_len() as u64;
             s.writeback_oldest_ms = s.writeback_oldest_ms.max(wb.oldest_age_ms());
@@ -432,11 +459,7 @@ impl Engine {
     /// covered what its stores held at start, so misses on keys never
     /// written skip the stores.
     pub fn key_filters_ready(&self) -> bool {
-        self.core
-            .namespaces
-            .iter()
-            .filter_map(|n| n.filter.as_ref())
-            .all(|f| f.is_ready())
+        self.core.key_filters.iter().all(|(_, f)| f.is_ready())
     }
 
     /// The memory tier (for inspection and tests).
@@ -506,30 +529,18 @@ fn spawn_background(
             }));
         }
     }
-    for ns in &core.namespaces {
-        let Some(filter) = ns.filter.clone() else {
-            continue;
-        };
-        let stores = ns.cfg.stores.clone();
-        let name = ns.cfg.name.clone();
+    for (store, filter) in core.key_filters.clone() {
         let mut stop = stop.subscribe();
         tasks.push(tokio::spawn(async move {
-            let scan = async {
-                let mut keys = 0;
-                for store in &stores {
-                    keys += filter.scan(&**store).await?;
-                }
-                Ok::<_, crate::store::StoreError>(keys)
-            };
             tokio::select! {
-                r = scan => match r {
+                r = filter.scan(&*store) => match r {
                     Ok(keys) => {
                         filter.set_ready();
-                        tracing::debug!(namespace = %name, keys, "key filter ready");
+                        tracing::debug!(store = store.name(), keys, "key filter ready");
                     }
-                    // Not ready means every miss asks the stores, as without a filter.
-                    Err(e) => tracing::warn!(namespace = %name, error = %e,
-                        "cannot list the stores' keys; misses will query the stores"),
+                    // Not ready means every miss asks the store, as without a filter.
+                    Err(e) => tracing::warn!(store = store.name(), error = %e,
+                        "cannot list the store's keys; misses will query it"),
                 },
                 _ = stop.changed() => {}
             }
@@ -655,8 +666,14 @@ impl Core {
             return Some(None);
         }
         // Without a filter the queue is looked at under the load's flight.
-        ns.filter.as_ref()?;
-        ns.known_without_stores(key, now)
+        if ns.filters.is_empty() {
+            return None;
+        }
+        let known = ns.known_without_stores(key, now);
+        if matches!(known, Some(None)) {
+            self.lookups_skipped.fetch_add(1, Ordering::Relaxed);
+        }
+        known
     }
 
     /// [`Core::read`] once L1 has missed and [`Core::l1_miss_known`] could

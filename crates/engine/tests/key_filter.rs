@@ -141,3 +141,62 @@ async fn a_shared_store_is_always_asked() {
     assert_eq!(engine.stats().store_lookups_skipped, 0);
     engine.shutdown().await.unwrap();
 }
+
+#[tokio::test]
+async fn namespaces_sharing_an_exclusive_store_share_its_filter_and_identity() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(MemoryStore::new_exclusive("sor"));
+    let engine = Engine::builder(dir.path())
+        .namespace(NamespaceConfig::new("default", WriteMode::Back).store(store.clone()))
+        .namespace(NamespaceConfig::new("user:", WriteMode::Through).store(store.clone()))
+        .build()
+        .await
+        .unwrap();
+    for _ in 0..500 {
+        if engine.key_filters_ready() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(engine.key_filters_ready());
+    engine.set("plain", "a").await.unwrap();
+    engine.set("user:1", "b").await.unwrap();
+    engine.flush().await.unwrap();
+    // One store below two namespaces is counted and scanned once.
+    assert_eq!(engine.session().key_stats().await.unwrap().keys, 2);
+    engine.memory().clear();
+    assert_eq!(engine.get(b"plain").await.unwrap().unwrap().value, "a");
+    assert_eq!(engine.get(b"user:1").await.unwrap().unwrap().value, "b");
+    let before = reads(&store);
+    assert!(engine.get(b"user:absent").await.unwrap().is_none());
+    assert!(engine.get(b"absent").await.unwrap().is_none());
+    assert!(
+        reads(&store) - before <= 1,
+        "absent keys of both namespaces skip the store"
+    );
+    engine.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_namespace_with_one_shared_store_is_never_filtered() {
+    let dir = tempfile::tempdir().unwrap();
+    let exclusive = Arc::new(MemoryStore::new_exclusive("cache"));
+    let shared = Arc::new(MemoryStore::new("sor"));
+    let engine = Engine::builder(dir.path())
+        .namespace(
+            NamespaceConfig::new("default", WriteMode::Through)
+                .store(exclusive.clone())
+                .store(shared.clone()),
+        )
+        .build()
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    shared
+        .set_many(&[("k".into(), Entry::new("external"))])
+        .await
+        .unwrap();
+    assert_eq!(engine.get(b"k").await.unwrap().unwrap().value, "external");
+    assert_eq!(engine.stats().store_lookups_skipped, 0);
+    engine.shutdown().await.unwrap();
+}
