@@ -146,7 +146,10 @@ impl<K: Hash + Eq, V> Shard<K, V> {
             .min(capacity);
         let main = capacity - window_max;
         Shard {
-            slab: Slab::with_capacity(expected_entries.min(INITIAL_SLOTS) as usize),
+            slab: Slab::with_capacity(
+                expected_entries.min(INITIAL_SLOTS) as usize,
+                expected_entries as usize,
+            ),
             sketch: Sketch::new(expected_entries.max(MIN_SKETCH_WIDTH)),
             wheel: TimerWheel::new(),
             capacity,
