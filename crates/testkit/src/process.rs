@@ -47,12 +47,24 @@ pub fn skip_or_panic(why: &str) {
     eprintln!("\n*** SKIPPED: {why} ***\n");
 }
 
-/// A TCP port on 127.0.0.1 that was free a moment ago.
+/// A TCP port on 127.0.0.1 that was free a moment ago, and never handed
+/// out before by this process: tests run in parallel threads, and the
+/// kernel may give a just-released port to the next `bind(0)`. Two servers
+/// told the same port once made one test talk to the other test's server
+/// (a reset connection when that one was killed).
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("bind 127.0.0.1:0")
+    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
+    loop {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("bind 127.0.0.1:0");
+        if !given.contains(&port) {
+            given.push(port);
+            return port;
+        }
+    }
 }
 
 /// Waits until `addr` accepts TCP connections; false after `timeout`.

@@ -17,12 +17,9 @@ pub struct Server {
     pub data_dir: PathBuf,
 }
 
+/// A free port never handed out before in this test binary.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    tiercache_testkit::free_port()
 }
 
 impl Server {
