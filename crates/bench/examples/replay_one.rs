@@ -16,22 +16,12 @@
 //! `zipf-0.99+scan`, as in the replay bench (same seeds). Prints the hit
 //! ratio and the requests replayed.
 
-use tiercache_lab::{replay, workload, ReplayCache, TierCache};
+// The same adapters the replay bench measures, so counts here are the
+// bench's own caches.
+#[path = "../benches/replay/caches.rs"]
+mod caches;
 
-struct Qc(quick_cache::sync::Cache<u64, ()>);
-
-impl ReplayCache for Qc {
-    fn name(&self) -> String {
-        "qc-sync".into()
-    }
-    fn get_or_insert(&mut self, key: u64) -> bool {
-        if self.0.get(&key).is_some() {
-            return true;
-        }
-        self.0.insert(key, ());
-        false
-    }
-}
+use tiercache_lab::workload;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -53,6 +43,10 @@ fn main() {
         "recency" => workload::recency(REQUESTS, 0.05, 1000.0, 4),
         other => panic!("unknown workload {other}"),
     };
+    // A fixed hash seed by default: the same run gives the same count.
+    if std::env::var_os("REPLAY_SEED").is_none() {
+        std::env::set_var("REPLAY_SEED", "1");
+    }
     if which == "none" {
         println!("requests {} (not replayed)", trace.keys.len());
         return;
@@ -78,30 +72,14 @@ fn main() {
 }
 
 fn run(which: &str, keys: &[u64], capacity: u64) -> tiercache_lab::ReplayResult {
-    match which {
-        "ours" => {
-            // A fixed hash seed: the same run gives the same count every time.
-            let cache = tiercache_cache::Cache::<u64, ()>::builder(capacity)
-                .shards(1)
-                .seed(1)
-                .build();
-            replay(&mut TierCache(cache), keys, capacity)
-        }
-        "qc" => {
-            let opts = quick_cache::OptionsBuilder::new()
-                .shards(1)
-                .estimated_items_capacity(capacity as usize)
-                .weight_capacity(capacity)
-                .build()
-                .expect("valid quick_cache options");
-            let cache = quick_cache::sync::Cache::with_options(
-                opts,
-                quick_cache::UnitWeighter,
-                quick_cache::DefaultHashBuilder::default(),
-                quick_cache::sync::DefaultLifecycle::default(),
-            );
-            replay(&mut Qc(cache), keys, capacity)
-        }
+    let label = match which {
+        "ours" => "tiercache",
+        "qc" => "qc-sync",
         other => panic!("unknown cache {other}"),
-    }
+    };
+    let (_, runner) = caches::caches(true, true, false)
+        .into_iter()
+        .find(|(l, _)| *l == label)
+        .expect("the bench has this cache");
+    runner(keys, capacity).0
 }

@@ -18,13 +18,18 @@ async fn open(dir: &Path, store: &Arc<MemoryStore>, mode: WriteMode) -> Engine {
         .build()
         .await
         .unwrap();
+    wait_for_filters(&engine).await;
+    engine
+}
+
+/// Waits (up to 5 s) for the startup scans of the key filters.
+async fn wait_for_filters(engine: &Engine) {
     for _ in 0..500 {
         if engine.key_filters_ready() {
             break;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    engine
 }
 
 fn reads(store: &MemoryStore) -> u64 {
@@ -152,12 +157,7 @@ async fn namespaces_sharing_an_exclusive_store_share_its_filter_and_identity() {
         .build()
         .await
         .unwrap();
-    for _ in 0..500 {
-        if engine.key_filters_ready() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait_for_filters(&engine).await;
     assert!(engine.key_filters_ready());
     engine.set("plain", "a").await.unwrap();
     engine.set("user:1", "b").await.unwrap();
