@@ -2,9 +2,9 @@
 //! adaptive, scan-resistant eviction, per-entry expiry and pinning.
 //!
 //! **What it is.** [`Cache`] is split into shards, each a slab of entries
-//! behind a `parking_lot::RwLock`. Reads take the read lock only (a hit sets
-//! a referenced bit and a hit count in the entry's state byte), so
-//! readers never serialise. Writes take the shard's write lock and run the
+//! behind a reader-writer lock of its own that also counts lookups (see
+//! `lock.rs`). Reads take the read lock only (a hit sets a referenced bit
+//! and a hit count in the entry's state byte), so readers never serialise. Writes take the shard's write lock and run the
 //! policy: W-TinyLFU with a ghost-sized window (see `shard.rs`). Each
 //! shard gets an equal part of the capacity and never holds more.
 //!
@@ -27,13 +27,14 @@
 //! ```
 
 mod ghost;
+mod lock;
 mod lookups;
 mod shard;
 mod sketch;
 mod slab;
 mod wheel;
 
-use parking_lot::RwLock;
+use lock::ShardLock;
 use shard::Shard;
 use std::borrow::Borrow;
 use std::hash::Hash;
@@ -161,7 +162,7 @@ impl<M> CacheBuilder<M> {
         let shards = (0..count)
             .map(|i| {
                 let cap = self.capacity / count as u64;
-                RwLock::new(Shard::new(
+                ShardLock::new(Shard::new(
                     cap,
                     entries / count as u64,
                     seed.wrapping_add(i as u64),
@@ -180,7 +181,7 @@ impl<M> CacheBuilder<M> {
 
 /// A concurrent cache bounded by total weight. See the crate documentation.
 pub struct Cache<K, V, M = UnitWeight> {
-    shards: Box<[RwLock<Shard<K, V>>]>,
+    shards: Box<[ShardLock<Shard<K, V>>]>,
     /// Shard index = bits 32 and up of the hash, masked (the shard uses
     /// the low 32 bits). The count is a power of two.
     shard_mask: usize,
@@ -216,7 +217,7 @@ impl<K, V, M> Cache<K, V, M> {
 
 impl<K: Hash + Eq, V, M: Measure<K, V>> Cache<K, V, M> {
     #[inline]
-    fn locate<Q: Hash + ?Sized>(&self, key: &Q) -> (&RwLock<Shard<K, V>>, u32) {
+    fn locate<Q: Hash + ?Sized>(&self, key: &Q) -> (&ShardLock<Shard<K, V>>, u32) {
         let h = self.hasher.hash_one(key);
         let shard = (h >> 32) as usize & self.shard_mask;
         (&self.shards[shard], h as u32)
@@ -255,7 +256,7 @@ impl<K: Hash + Eq, V, M: Measure<K, V>> Cache<K, V, M> {
         V: Clone,
     {
         let (shard, hash) = self.locate(key);
-        shard.read().peek(hash, key).cloned()
+        shard.read_uncounted().peek(hash, key).cloned()
     }
 
     /// Inserts or replaces `key`. The entry may be evicted later; it is
@@ -279,9 +280,10 @@ impl<K: Hash + Eq, V, M: Measure<K, V>> Cache<K, V, M> {
 
     fn insert_with(&self, key: K, value: V, pinned: bool, if_absent: bool) -> Insertion {
         let (shard, hash) = self.locate(&key);
-        shard
-            .write()
-            .insert(key, value, hash, pinned, if_absent, &self.measure)
+        let mut shard = shard.write();
+        let lookups = shard.lookups();
+        shard.maintain(lookups);
+        shard.insert(key, value, hash, pinned, if_absent, &self.measure)
     }
 
     /// Releases the pin on `key` if `pred` accepts its current value.
@@ -302,7 +304,7 @@ impl<K: Hash + Eq, V, M: Measure<K, V>> Cache<K, V, M> {
         Q: Hash + Eq + ?Sized,
     {
         let (shard, hash) = self.locate(key);
-        shard.read().is_pinned(hash, key)
+        shard.read_uncounted().is_pinned(hash, key)
     }
 
     /// Removes `key`, returning its value.
@@ -339,13 +341,13 @@ impl<K: Hash + Eq, V, M: Measure<K, V>> Cache<K, V, M> {
     /// Calls `f` on every entry, one shard (read-locked) at a time.
     pub fn for_each(&self, mut f: impl FnMut(&K, &V)) {
         for shard in self.shards.iter() {
-            shard.read().for_each(&mut f);
+            shard.read_uncounted().for_each(&mut f);
         }
     }
 
     /// Number of entries held (expired ones not yet collected included).
     pub fn len(&self) -> usize {
-        self.shards.iter().map(|s| s.read().len()).sum()
+        self.shards.iter().map(|s| s.read_uncounted().len()).sum()
     }
 
     /// True when no entry is held.
@@ -355,12 +357,18 @@ impl<K: Hash + Eq, V, M: Measure<K, V>> Cache<K, V, M> {
 
     /// Total weight held; never above [`Cache::capacity`].
     pub fn weight(&self) -> u64 {
-        self.shards.iter().map(|s| s.read().weight()).sum()
+        self.shards
+            .iter()
+            .map(|s| s.read_uncounted().weight())
+            .sum()
     }
 
     /// Weight of pinned entries.
     pub fn pinned_weight(&self) -> u64 {
-        self.shards.iter().map(|s| s.read().pinned_weight()).sum()
+        self.shards
+            .iter()
+            .map(|s| s.read_uncounted().pinned_weight())
+            .sum()
     }
 
     /// The bound on [`Cache::weight`].
@@ -381,16 +389,20 @@ impl<K: Hash + Eq, V, M: Measure<K, V>> Cache<K, V, M> {
     /// Heap bytes held by the cache's own structures (slabs, tables,
     /// sketches), not counting what keys and values point to.
     pub fn heap_bytes(&self) -> usize {
-        self.shards.iter().map(|s| s.read().heap_bytes()).sum()
+        self.shards
+            .iter()
+            .map(|s| s.read_uncounted().heap_bytes())
+            .sum()
     }
 
     /// Cumulative counters.
     pub fn stats(&self) -> CacheStats {
         let mut st = CacheStats::default();
         for shard in self.shards.iter() {
-            let s = shard.read();
-            st.hits += s.lookups.hits();
-            st.misses += s.lookups.misses();
+            let s = shard.read_uncounted();
+            let misses = s.misses.count();
+            st.hits += shard.lookups().saturating_sub(misses);
+            st.misses += misses;
             st.inserts += s.counters.inserts;
             st.evictions += s.counters.evictions;
             st.expired += s.counters.expired;

@@ -1,10 +1,12 @@
-//! Hit and miss counters that cost the read path no atomic read-modify-write.
+//! The miss counter, which costs the read path no atomic read-modify-write.
 //!
-//! A lookup runs under a shard's *read* lock, so a plain counter would need
-//! a `lock`-prefixed increment on every hit or miss. Measured with perf on
-//! the bench crate's replays, that one instruction was about 13% of a hit's
-//! cycles, on one thread, before any contention. Instead every thread
-//! owns a *stripe* (a cache line of counters) in each shard and bumps it
+//! Lookups are counted by the shard lock itself (see `lock.rs`), and hits
+//! are lookups minus misses. A miss runs under a shard's *read* lock, so a
+//! plain counter would need a `lock`-prefixed increment on every miss.
+//! Measured with perf on the bench crate's replays, that one instruction
+//! was about 13% of a lookup's cycles, on one thread, before any
+//! contention. Instead every thread
+//! owns a *stripe* (a cache line) in each shard and bumps it
 //! with a plain load and store: no other thread writes that line, so no
 //! count is lost and no line bounces between cores. Reading the totals sums
 //! the stripes.
@@ -19,16 +21,15 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::OnceLock;
 
-/// One thread's counters, alone on a cache line.
+/// One thread's count, alone on a cache line.
 #[repr(align(64))]
 #[derive(Default)]
 struct Stripe {
-    hits: AtomicU64,
     misses: AtomicU64,
 }
 
-/// Hits and misses of one shard.
-pub(crate) struct Lookups {
+/// Misses of one shard.
+pub(crate) struct Misses {
     /// `owned()` thread stripes, then the shared overflow stripe.
     stripes: Box<[Stripe]>,
 }
@@ -85,61 +86,47 @@ thread_local! {
     static STRIPE: Cell<usize> = const { Cell::new(UNCLAIMED) };
 }
 
-impl Lookups {
-    pub(crate) fn new() -> Lookups {
-        Lookups {
+impl Misses {
+    pub(crate) fn new() -> Misses {
+        Misses {
             stripes: (0..=owned()).map(|_| Stripe::default()).collect(),
         }
     }
 
     #[inline]
-    pub(crate) fn hit(&self) {
-        self.bump(|s| &s.hits);
-    }
-
-    #[inline]
     pub(crate) fn miss(&self) {
-        self.bump(|s| &s.misses);
-    }
-
-    #[inline]
-    fn bump(&self, counter: impl Fn(&Stripe) -> &AtomicU64) {
         let i = STRIPE.with(Cell::get);
         let (_, owned) = self.stripes.split_last().expect("the overflow stripe");
         match owned.get(i) {
             Some(stripe) => {
                 // This thread is the stripe's only writer.
-                let c = counter(stripe);
+                let c = &stripe.misses;
                 c.store(c.load(Relaxed) + 1, Relaxed);
             }
-            None => self.bump_slow(i, counter),
+            None => self.miss_slow(i),
         }
     }
 
-    /// The thread's first lookup claims a stripe; threads without one (too
+    /// The thread's first miss claims a stripe; threads without one (too
     /// many, or exiting) share the overflow stripe.
     #[cold]
     #[inline(never)]
-    fn bump_slow(&self, i: usize, counter: impl Fn(&Stripe) -> &AtomicU64) {
+    fn miss_slow(&self, i: usize) {
         if i == UNCLAIMED {
             // During thread teardown the ticket may already be gone: share.
             let t = TICKET.try_with(|t| t.0).unwrap_or(SHARED);
             let _ = STRIPE.try_with(|s| s.set(t));
             if t < owned() {
-                let c = counter(&self.stripes[t]);
+                let c = &self.stripes[t].misses;
                 c.store(c.load(Relaxed) + 1, Relaxed);
                 return;
             }
         }
         let shared = &self.stripes[self.stripes.len() - 1];
-        counter(shared).fetch_add(1, Relaxed);
+        shared.misses.fetch_add(1, Relaxed);
     }
 
-    pub(crate) fn hits(&self) -> u64 {
-        self.stripes.iter().map(|s| s.hits.load(Relaxed)).sum()
-    }
-
-    pub(crate) fn misses(&self) -> u64 {
+    pub(crate) fn count(&self) -> u64 {
         self.stripes.iter().map(|s| s.misses.load(Relaxed)).sum()
     }
 
@@ -154,26 +141,22 @@ mod tests {
 
     #[test]
     fn counts_are_exact_across_threads_and_reused_tickets() {
-        let lookups = Lookups::new();
+        let misses = Misses::new();
         // More threads than owned stripes, in waves, so tickets are reused
         // and some threads land on the shared stripe.
         for _ in 0..3 {
             std::thread::scope(|s| {
                 for t in 0..(owned() + 3) {
-                    let l = &lookups;
+                    let m = &misses;
                     s.spawn(move || {
-                        for _ in 0..1000 {
-                            l.hit();
-                        }
-                        for _ in 0..t {
-                            l.miss();
+                        for _ in 0..(1000 + t) {
+                            m.miss();
                         }
                     });
                 }
             });
         }
         let n = owned() as u64 + 3;
-        assert_eq!(lookups.hits(), 3 * 1000 * n);
-        assert_eq!(lookups.misses(), 3 * (n * (n - 1) / 2));
+        assert_eq!(misses.count(), 3 * (1000 * n + n * (n - 1) / 2));
     }
 }

@@ -34,7 +34,7 @@
 //! Pinned entries live on a fourth list the policy never looks at.
 
 use crate::ghost::{Ghosts, List};
-use crate::lookups::Lookups;
+use crate::lookups::Misses;
 use crate::sketch::Sketch;
 use crate::slab::{Queue, Slab};
 use crate::wheel::{Record, TimerWheel};
@@ -125,7 +125,8 @@ pub(crate) struct Shard<K, V> {
     ghosts: Ghosts,
     /// Entries per unit of window resize on a ghost hit, times the weight.
     ghost_step: u64,
-    pub(crate) lookups: Lookups,
+    /// Lookups that found nothing (hits are the lock's lookups minus these).
+    pub(crate) misses: Misses,
     pub(crate) counters: Counters,
     /// `hits + inserts` when the sketch last aged.
     sketch_epoch: u64,
@@ -160,7 +161,7 @@ impl<K: Hash + Eq, V> Shard<K, V> {
             ghosts: Ghosts::new((expected_entries / GHOST_DIVISOR) as usize),
             ghost_step: (expected_entries / GHOST_STEP_DIVISOR).max(1),
             sketch_sample: SKETCH_SAMPLE_FACTOR * expected_entries.max(MIN_SAMPLE_ENTRIES),
-            lookups: Lookups::new(),
+            misses: Misses::new(),
             counters: Counters::default(),
             sketch_epoch: 0,
             timed: 0,
@@ -185,10 +186,11 @@ impl<K: Hash + Eq, V> Shard<K, V> {
         self.slab.heap_bytes()
             + self.sketch.width() as usize * 8
             + self.ghosts.heap_bytes()
-            + self.lookups.heap_bytes()
+            + self.misses.heap_bytes()
     }
 
-    /// Read path, under the read lock: find, check expiry, record the access.
+    /// Read path, under a counted read lock: find, check expiry, record the
+    /// access.
     #[inline]
     pub(crate) fn get<Q, M>(&self, hash: u32, key: &Q, now: u64, m: &M) -> Option<&V>
     where
@@ -199,12 +201,12 @@ impl<K: Hash + Eq, V> Shard<K, V> {
         let found = self.slab.find(hash, key).map(|i| self.slab.slot(i));
         match found {
             Some(slot) if !m.expires_at(&slot.value).is_some_and(|at| at <= now) => {
+                // The hit is counted by the read lock (see `lock.rs`).
                 slot.touch();
-                self.lookups.hit();
                 Some(&slot.value)
             }
             _ => {
-                self.lookups.miss();
+                self.misses.miss();
                 None
             }
         }
@@ -246,7 +248,6 @@ impl<K: Hash + Eq, V> Shard<K, V> {
         if_absent: bool,
         m: &M,
     ) -> Insertion {
-        self.maintain();
         let w = m.weight(&key, &value);
         let expires = m.expires_at(&value);
         if let Some(i) = self.slab.find(hash, &key) {
@@ -589,12 +590,19 @@ impl<K: Hash + Eq, V> Shard<K, V> {
     }
 
     /// Write-path housekeeping: age the sketch once per sample period
-    /// (checked every 16 inserts: summing the hit stripes is not free).
-    fn maintain(&mut self) {
-        if self.counters.inserts & 15 != 0 {
-            return;
+    /// (checked every 16 inserts: summing the miss stripes is not free).
+    /// Called before every insert with the shard's lookups so far (counted
+    /// by its lock).
+    #[inline]
+    pub(crate) fn maintain(&mut self, lookups: u64) {
+        if self.counters.inserts & 15 == 0 {
+            self.age_sketch_if_due(lookups);
         }
-        let hits = self.lookups.hits();
+    }
+
+    #[inline(never)]
+    fn age_sketch_if_due(&mut self, lookups: u64) {
+        let hits = lookups - self.misses.count();
         let additions = hits + self.counters.inserts;
         let sample = self.sketch_sample;
         if additions - self.sketch_epoch >= sample {
@@ -759,9 +767,9 @@ impl<K: Hash + Eq, V> Shard<K, V> {
 
     pub(crate) fn clear(&mut self) {
         let (cap, counters) = (self.capacity, self.counters);
-        let lookups = std::mem::replace(&mut self.lookups, Lookups::new());
+        let misses = std::mem::replace(&mut self.misses, Misses::new());
         *self = Shard::new(cap, self.sketch_sample / SKETCH_SAMPLE_FACTOR, self.rng);
-        self.lookups = lookups;
+        self.misses = misses;
         self.counters = counters;
     }
 
