@@ -80,7 +80,7 @@ pub use model::{
     BucketHash, BucketStore, BufferStore, Config, FileStore, FsyncMode, HttpCacheConfig, HttpRule,
     MemcachedStore, MemoryConfig, MultiStore, NamespaceConfig, NetworkStore, NullStore, RedisStore,
     RedisTarget, ReportSuccess, RotatePeriod, ServerConfig, SqlStore, SqliteStore, StoreConfig,
-    StoreRef, WriteMode,
+    StoreRef, WriteMode, DEFAULT_WRITE_NICE,
 };
 pub use units::{parse_duration, parse_size, ListenAddr};
 
@@ -106,6 +106,7 @@ pub(crate) fn default_main_store() -> StoreConfig {
         path: PathBuf::from("tiercache.db"),
         table: "kv".to_owned(),
         exclusive: true,
+        write_nice: model::DEFAULT_WRITE_NICE,
         timeout: None,
     })
 }

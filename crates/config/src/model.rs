@@ -249,6 +249,10 @@ impl StoreConfig {
     }
 }
 
+/// Default [`SqliteStore::write_nice`]: a flush runs in the CPU time the
+/// request path leaves (measured in `tiercache-stores`' `sqlite/writer.rs`).
+pub const DEFAULT_WRITE_NICE: u8 = 10;
+
 /// `type = "sqlite"`: `path` (relative to the data dir), `table` (default `kv`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SqliteStore {
@@ -260,6 +264,9 @@ pub struct SqliteStore {
     /// it never wrote are answered without a lookup. Set false when other
     /// programs write the file.
     pub exclusive: bool,
+    /// How many niceness steps below the server its writes (the write-back
+    /// flush) run, 0–19; default [`DEFAULT_WRITE_NICE`]. Linux only.
+    pub write_nice: u8,
     /// Optional operation timeout.
     pub timeout: Option<Duration>,
 }

@@ -25,7 +25,7 @@ const STORE_TYPES: &[&str] = &[
 /// Keys each store type takes besides `type` and `timeout`.
 fn keys_of(ty: &str) -> &'static [&'static str] {
     match ty {
-        "sqlite" => &["path", "table", "exclusive"],
+        "sqlite" => &["path", "table", "exclusive", "write_nice"],
         "redis" => &["url", "cluster", "pool_size"],
         "memcached" => &["servers"],
         "postgres" | "mysql" => &["url", "table", "pool_size"],
@@ -120,6 +120,18 @@ impl Ctx<'_> {
         }
     }
 
+    fn write_nice(&self, v: Option<i64>, path: &[Seg]) -> Res<u8> {
+        match v {
+            None => Ok(crate::model::DEFAULT_WRITE_NICE),
+            Some(n) => u8::try_from(n).ok().filter(|n| *n <= 19).ok_or_else(|| {
+                self.err(
+                    &with(path, key("write_nice")),
+                    format!("must be a niceness from 0 to 19, got {n}"),
+                )
+            }),
+        }
+    }
+
     fn store(&mut self, s: RawStore, path: &[Seg]) -> Res<StoreConfig> {
         let Some(ty) = s.ty.clone() else {
             return Err(self.err(
@@ -157,6 +169,7 @@ impl Ctx<'_> {
                 path: PathBuf::from(self.required(s.path, path, &ty, "path")?),
                 table: table(s.table),
                 exclusive: s.exclusive.unwrap_or(true),
+                write_nice: self.write_nice(s.write_nice, path)?,
                 timeout,
             }),
             "redis" => {

@@ -41,7 +41,7 @@ fn unknown_key() {
         "[store.main]\ntype = \"sqlite\"\npath = \"x.db\"\nurl = \"redis://h\"\n",
         4,
         "store.main.url",
-        "unknown field `url` for store type `sqlite`, expected one of path, table, exclusive, type, timeout",
+        "unknown field `url` for store type `sqlite`, expected one of path, table, exclusive, write_nice, type, timeout",
     );
     assert!(s.starts_with("tiercache.toml:4:"), "{s}");
     // In an inline store too.
@@ -355,6 +355,18 @@ fn semantic_ranges_and_names() {
         3,
         "store.r.pool_size",
         "at least 1",
+    );
+    check(
+        "[store.s]\ntype = \"sqlite\"\npath = \"a.db\"\nwrite_nice = 20\n",
+        4,
+        "store.s.write_nice",
+        "must be a niceness from 0 to 19, got 20",
+    );
+    check(
+        "[store.s]\ntype = \"sqlite\"\npath = \"a.db\"\nwrite_nice = -1\n",
+        4,
+        "store.s.write_nice",
+        "got -1",
     );
     check(
         "[store.b]\ntype = \"bucket\"\nbuckets = []\n",

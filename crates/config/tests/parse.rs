@@ -42,6 +42,7 @@ fn spec_example_parses() {
             path: PathBuf::from("tiercache.db"),
             table: "kv".into(),
             exclusive: true,
+            write_nice: 10,
             timeout: None
         }))
     );
@@ -337,4 +338,20 @@ fn http_cache_defaults() {
     assert_eq!(h.purge_token, None);
     assert_eq!(h.admin_prefix, "/_tiercache/");
     assert!(h.rules.is_empty());
+}
+
+#[test]
+fn sqlite_store_options() {
+    let c =
+        ok("[store.main]\ntype = \"sqlite\"\npath = \"a.db\"\nexclusive = false\nwrite_nice = 0\n");
+    let Some(StoreConfig::Sqlite(s)) = c.store("main") else {
+        panic!("main is sqlite")
+    };
+    assert!(!s.exclusive);
+    assert_eq!(s.write_nice, 0);
+    let c = ok("[store.main]\ntype = \"sqlite\"\npath = \"a.db\"\n");
+    let Some(StoreConfig::Sqlite(s)) = c.store("main") else {
+        panic!("main is sqlite")
+    };
+    assert_eq!(s.write_nice, tiercache_config::DEFAULT_WRITE_NICE);
 }

@@ -23,20 +23,28 @@
 //! older builds then refuse the file instead of silently dropping flags.
 //!
 //! Concurrency: one writer connection and a small pool of reader connections.
-//! The file is in WAL mode, so readers never wait for the writer. All SQLite
-//! calls run on tokio's blocking pool so they never stall the async workers.
+//! The file is in WAL mode, so readers never wait for the writer. Reads run
+//! on tokio's blocking pool so they never stall the async workers; writes
+//! run on a thread of their own at a lower CPU priority ([`writer`]; config
+//! `write_nice`).
+
+mod sql;
+mod writer;
+
+use sql::*;
 
 use crate::sql_common::{last_sets, split_batch, unique};
 use async_trait::async_trait;
 use bytes::Bytes;
 use parking_lot::{Mutex, MutexGuard};
 use rusqlite::limits::Limit;
-use rusqlite::{Connection, OpenFlags, OptionalExtension, Statement, TransactionBehavior};
+use rusqlite::{Connection, OpenFlags, Statement, TransactionBehavior};
 use std::collections::{HashMap, HashSet};
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU8;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use tiercache_engine::{now_ms, Entry, KeyStats, Mutation, Store, StoreError, ValueKind};
 
@@ -59,6 +67,10 @@ const MAX_PARAMS: usize = 999;
 /// How long a connection waits on a lock held by another connection (or
 /// another process) before giving up with SQLITE_BUSY.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Niceness steps the writer thread runs below the server by default (see
+/// [`writer`] for the measurement).
+pub const DEFAULT_WRITE_NICE: u8 = 10;
 
 /// A [`Store`] backed by one table of an SQLite database file.
 ///
@@ -86,6 +98,10 @@ struct Inner {
     path: PathBuf,
     table: String,
     writer: Mutex<Connection>,
+    /// Runs the write transactions; started by the first write.
+    writer_thread: OnceLock<writer::WriterThread>,
+    /// Niceness of the writer thread, relative to the server.
+    write_nice: AtomicU8,
     readers: Vec<Mutex<Connection>>,
     next_reader: AtomicUsize,
     /// Keys per `IN (...)` chunk.
@@ -93,117 +109,6 @@ struct Inner {
     /// Rows per multi-row upsert chunk (four parameters each).
     row_chunk: usize,
     sql: Sql,
-}
-
-/// SQL text built once at open, for the table and the full chunk sizes.
-struct Sql {
-    select_full: String,
-    upsert_full: String,
-    delete_full: String,
-    count: String,
-    clear: String,
-    purge: String,
-}
-
-impl Sql {
-    fn new(table: &str, key_chunk: usize, row_chunk: usize) -> Sql {
-        let t = quote(table);
-        Sql {
-            select_full: select_sql(table, key_chunk),
-            upsert_full: upsert_sql(table, row_chunk),
-            delete_full: delete_sql(table, key_chunk),
-            count: format!("SELECT count(*) FROM {t} WHERE expires_at IS NULL OR expires_at > ?1"),
-            clear: format!("DELETE FROM {t}"),
-            purge: format!("DELETE FROM {t} WHERE expires_at IS NOT NULL AND expires_at <= ?1"),
-        }
-    }
-}
-
-fn quote(ident: &str) -> String {
-    // Names are validated to identifier characters; quoting still keeps SQL
-    // keywords (a table called `order`) working.
-    format!("\"{ident}\"")
-}
-
-fn placeholders(n: usize, per_row: usize) -> String {
-    let row = if per_row == 1 {
-        "?".to_string()
-    } else {
-        format!("({})", vec!["?"; per_row].join(","))
-    };
-    vec![row.as_str(); n].join(",")
-}
-
-fn select_sql(table: &str, n: usize) -> String {
-    format!(
-        "SELECT key, value, expires_at, flags FROM {} WHERE key IN ({})",
-        quote(table),
-        placeholders(n, 1)
-    )
-}
-
-fn upsert_sql(table: &str, rows: usize) -> String {
-    format!(
-        "INSERT INTO {}(key, value, expires_at, flags) VALUES {} \
-         ON CONFLICT(key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at, \
-         flags = excluded.flags",
-        quote(table),
-        placeholders(rows, 4)
-    )
-}
-
-fn delete_sql(table: &str, n: usize) -> String {
-    format!(
-        "DELETE FROM {} WHERE key IN ({})",
-        quote(table),
-        placeholders(n, 1)
-    )
-}
-
-/// The smallest byte string greater than every string that starts with
-/// `prefix`; `None` when there is none (the prefix is all `0xff`).
-fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
-    let mut end = prefix.to_vec();
-    while let Some(last) = end.pop() {
-        if last < 0xff {
-            end.push(last + 1);
-            return Some(end);
-        }
-    }
-    None
-}
-
-/// SQLite integers are signed; expiries beyond `i64::MAX` ms are "never" in practice.
-fn expiry_to_sql(t: Option<u64>) -> Option<i64> {
-    t.map(|t| i64::try_from(t).unwrap_or(i64::MAX))
-}
-
-fn expiry_from_sql(t: Option<i64>) -> Option<u64> {
-    t.map(|t| u64::try_from(t).unwrap_or(0))
-}
-
-fn now_sql() -> i64 {
-    expiry_to_sql(Some(now_ms())).unwrap_or(i64::MAX)
-}
-
-/// Checks that `table` is a plain identifier, so it can be spliced into SQL.
-fn validate_table(table: &str) -> Result<(), String> {
-    let mut chars = table.chars();
-    let first_ok = matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_');
-    if !first_ok || !chars.all(|c| c.is_ascii_alphanumeric() || c == '_') {
-        return Err(format!(
-            "invalid table name {table:?}: use ASCII letters, digits and '_', not starting with a digit"
-        ));
-    }
-    if table.len() > 64 {
-        return Err(format!(
-            "invalid table name {table:?}: longer than 64 characters"
-        ));
-    }
-    if table.to_ascii_lowercase().starts_with("sqlite_") || table.eq_ignore_ascii_case(META_TABLE) {
-        return Err(format!("invalid table name {table:?}: reserved name"));
-    }
-    Ok(())
 }
 
 impl SqliteStore {
@@ -277,6 +182,8 @@ impl SqliteStore {
                 path: path.to_path_buf(),
                 table: table.to_string(),
                 writer: Mutex::new(writer),
+                writer_thread: OnceLock::new(),
+                write_nice: AtomicU8::new(DEFAULT_WRITE_NICE),
                 readers,
                 next_reader: AtomicUsize::new(0),
                 key_chunk,
@@ -285,6 +192,23 @@ impl SqliteStore {
             }),
             exclusive: true,
         })
+    }
+
+    /// Runs this store's writes `nice` steps below the server's CPU
+    /// priority (0: the same; default [`DEFAULT_WRITE_NICE`]; Linux only).
+    /// Takes effect if called before the first write.
+    ///
+    /// ```
+    /// use tiercache_stores::SqliteStore;
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let store = SqliteStore::open("main", &dir.path().join("a.db"), "kv")
+    ///     .unwrap()
+    ///     .write_nice(0);
+    /// # drop(store);
+    /// ```
+    pub fn write_nice(self, nice: u8) -> Self {
+        self.inner.write_nice.store(nice.min(19), Ordering::Relaxed);
+        self
     }
 
     /// Marks the database as written by other programs too, so the engine
@@ -314,6 +238,33 @@ impl SqliteStore {
         &self.inner.table
     }
 
+    /// Runs a write on the store's writer thread (started on first use).
+    async fn on_writer<T, F>(&self, op: &'static str, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Inner) -> rusqlite::Result<T> + Send + 'static,
+    {
+        let thread = match self.inner.writer_thread.get() {
+            Some(t) => t,
+            None => {
+                let nice = self.inner.write_nice.load(Ordering::Relaxed);
+                let spawned = writer::WriterThread::spawn(nice).map_err(|e| {
+                    self.inner
+                        .error(op, &format!("starting the writer thread: {e}"))
+                })?;
+                // A racing first write may have won: one thread either way.
+                let _ = self.inner.writer_thread.set(spawned);
+                self.inner.writer_thread.get().expect("just set")
+            }
+        };
+        let inner = Arc::clone(&self.inner);
+        match thread.run(move || f(&inner)).await {
+            Some(Ok(v)) => Ok(v),
+            Some(Err(e)) => Err(self.inner.error(op, &e)),
+            None => Err(self.inner.error(op, &"the writer thread failed (a panic)")),
+        }
+    }
+
     /// Runs `f` on tokio's blocking pool, turning a panic there into an error.
     async fn blocking<T, F>(&self, op: &'static str, f: F) -> Result<T, StoreError>
     where
@@ -337,89 +288,6 @@ impl std::fmt::Debug for SqliteStore {
             .field("table", &self.inner.table)
             .finish()
     }
-}
-
-enum SchemaError {
-    Sql(rusqlite::Error),
-    Version(String),
-}
-
-impl From<rusqlite::Error> for SchemaError {
-    fn from(e: rusqlite::Error) -> Self {
-        SchemaError::Sql(e)
-    }
-}
-
-/// Creates the meta table, checks or records the version, creates the entry table.
-fn init_schema(conn: &mut Connection, path: &Path, table: &str) -> Result<(), SchemaError> {
-    // IMMEDIATE: two processes opening a fresh file must not both record a version.
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    tx.execute(
-        &format!("CREATE TABLE IF NOT EXISTS {META_TABLE} (name TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL)"),
-        [],
-    )?;
-    let version: Option<i64> = tx
-        .query_row(
-            &format!("SELECT value FROM {META_TABLE} WHERE name = 'schema_version'"),
-            [],
-            |r| r.get(0),
-        )
-        .optional()?;
-    match version {
-        None => {
-            tx.execute(
-                &format!("INSERT INTO {META_TABLE} (name, value) VALUES ('schema_version', ?1)"),
-                [SCHEMA_VERSION],
-            )?;
-        }
-        Some(v) if v == SCHEMA_VERSION => {}
-        // Version 1 lacks the flags column; it is added per table below.
-        Some(1) => {
-            tx.execute(
-                &format!("UPDATE {META_TABLE} SET value = ?1 WHERE name = 'schema_version'"),
-                [SCHEMA_VERSION],
-            )?;
-        }
-        Some(v) => {
-            return Err(SchemaError::Version(format!(
-                "sqlite {}: schema version {v} is not supported (this build understands version {SCHEMA_VERSION}); \
-                 was it written by a newer tiercache?",
-                path.display()
-            )));
-        }
-    }
-    let t = quote(table);
-    let index = quote(&format!("{table}_expires_at"));
-    tx.execute(
-        &format!(
-            "CREATE TABLE IF NOT EXISTS {t} \
-             (key BLOB PRIMARY KEY NOT NULL, value BLOB NOT NULL, expires_at INTEGER, \
-              flags INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID"
-        ),
-        [],
-    )?;
-    // A table created by a version-1 build: add the column (existing rows get flags 0).
-    let has_flags = tx
-        .prepare(&format!(
-            "SELECT 1 FROM pragma_table_info('{table}') WHERE name = 'flags'"
-        ))?
-        .exists([])?;
-    if !has_flags {
-        tx.execute(
-            &format!("ALTER TABLE {t} ADD COLUMN flags INTEGER NOT NULL DEFAULT 0"),
-            [],
-        )?;
-        tracing::info!(path = %path.display(), table, "migrated sqlite table: added the flags column");
-    }
-    // Partial: most entries never expire, and purge only looks at those that do.
-    tx.execute(
-        &format!(
-            "CREATE INDEX IF NOT EXISTS {index} ON {t} (expires_at) WHERE expires_at IS NOT NULL"
-        ),
-        [],
-    )?;
-    tx.commit()?;
-    Ok(())
 }
 
 /// Runs `body` on the cached statement for full chunks, or a one-off one for
@@ -633,7 +501,7 @@ impl Store for SqliteStore {
             return Ok(());
         }
         let entries = entries.to_vec();
-        self.blocking("set_many", move |inner| {
+        self.on_writer("set_many", move |inner| {
             inner.write(&last_sets(&entries), &[])
         })
         .await
@@ -644,7 +512,7 @@ impl Store for SqliteStore {
             return Ok(());
         }
         let keys = keys.to_vec();
-        self.blocking("delete_many", move |inner| inner.write(&[], &unique(&keys)))
+        self.on_writer("delete_many", move |inner| inner.write(&[], &unique(&keys)))
             .await
     }
 
@@ -653,7 +521,7 @@ impl Store for SqliteStore {
             return Ok(());
         }
         let batch = batch.to_vec();
-        self.blocking("apply", move |inner| {
+        self.on_writer("apply", move |inner| {
             let (sets, deletes) = split_batch(&batch);
             inner.write(&sets, &deletes)
         })

@@ -135,7 +135,8 @@ impl<'a> Assembler<'a> {
                     name,
                     &self.data_dir.join(&s.path),
                     &s.table,
-                )?;
+                )?
+                .write_nice(s.write_nice);
                 Arc::new(if s.exclusive { store } else { store.shared() })
             }
             StoreConfig::Null(_) => Arc::new(tiercache_stores::NullStore::new(name)),

@@ -1,7 +1,8 @@
 //! `tiercache serve` with one worker thread (as under `taskset -c 0`) runs on
 //! tokio's single-threaded scheduler. Everything that leaves the runtime
-//! thread must still work there: SQLite reads and write-back flushes on the
-//! blocking pool, both protocols, a clean shutdown that flushes.
+//! thread must still work there: SQLite reads on the blocking pool,
+//! write-back flushes on the store's writer thread (which runs at a lower
+//! priority), both protocols, a clean shutdown that flushes.
 
 mod support;
 
@@ -33,6 +34,16 @@ fn one_worker_thread_serves_both_protocols_and_reads_sqlite() {
     mc.send(b"set m1 7 0 2\r\nhi\r\n").unwrap();
     assert_eq!(mc.line().unwrap(), "STORED");
     assert_eq!(mc.get("k7"), Some((0, b"v7".to_vec())));
+    #[cfg(target_os = "linux")]
+    {
+        let pid = server.child.id();
+        let server_nice = nice_of(&format!("/proc/{pid}/stat")).unwrap();
+        assert_eq!(
+            writer_thread_nice(pid),
+            Some((server_nice + 10).min(19)),
+            "the write-back flush runs on its own thread, 10 steps below the server"
+        );
+    }
     // SIGTERM flushes the write-back queue into SQLite and exits 0.
     assert!(server.sigterm(Duration::from_secs(10)).success());
 
@@ -52,4 +63,30 @@ fn one_worker_thread_serves_both_protocols_and_reads_sqlite() {
     let mut mc = McText::connect(server.memcache_port.unwrap());
     assert_eq!(mc.get("m1"), Some((7, b"hi".to_vec())));
     assert!(server.sigterm(Duration::from_secs(10)).success());
+}
+
+/// Niceness of the server's `sqlite-writer` thread, once it exists (the
+/// first flush starts it: `flush_interval` is 1 s by default).
+#[cfg(target_os = "linux")]
+fn writer_thread_nice(pid: u32) -> Option<i64> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while std::time::Instant::now() < deadline {
+        for task in std::fs::read_dir(format!("/proc/{pid}/task")).ok()?.flatten() {
+            let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+            if comm.trim() == "sqlite-writer" {
+                return nice_of(task.path().join("stat").to_str()?);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    None
+}
+
+/// Niceness from a `/proc/.../stat` file (field 19).
+#[cfg(target_os = "linux")]
+fn nice_of(stat_path: &str) -> Option<i64> {
+    let stat = std::fs::read_to_string(stat_path).ok()?;
+    // Fields after the parenthesised name start at field 3.
+    let after_name = &stat[stat.rfind(')')? + 2..];
+    after_name.split(' ').nth(16)?.parse().ok()
 }
