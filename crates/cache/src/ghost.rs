@@ -100,6 +100,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_tiny_cache_gets_a_tiny_ghost() {
+        // 46 entries / 16 = 2 hashes per list, not a floor of 16 (a third
+        // of the cache: its window chased returns, see `GHOST_DIVISOR`).
+        assert_eq!(Ghosts::new(2).heap_bytes(), 2 * 8);
+        assert_eq!(Ghosts::new(0).heap_bytes(), 8);
+    }
+
+    #[test]
     fn remembers_and_forgets() {
         let mut g = Ghosts::new(64);
         g.push(List::Recent, 0xabcd_0001);
