@@ -38,7 +38,9 @@ fn nonzero(h: u32) -> u32 {
 impl Ghosts {
     /// Two lists remembering about `capacity` hashes each.
     pub(crate) fn new(capacity: usize) -> Self {
-        let n = capacity.clamp(16, 1 << 28).next_power_of_two();
+        // No floor beyond one bucket: a tiny cache's ghost must stay as
+        // small, relative to it, as a large cache's (see `GHOST_DIVISOR`).
+        let n = capacity.clamp(1, 1 << 28).next_power_of_two();
         Ghosts {
             slots: vec![[0; 2]; n].into_boxed_slice(),
             mask: n as u32 - 1,
@@ -96,6 +98,14 @@ impl Ghosts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tiny_cache_gets_a_tiny_ghost() {
+        // 46 entries / 16 = 2 hashes per list, not a floor of 16 (a third
+        // of the cache: its window chased returns, see `GHOST_DIVISOR`).
+        assert_eq!(Ghosts::new(2).heap_bytes(), 2 * 8);
+        assert_eq!(Ghosts::new(0).heap_bytes(), 8);
+    }
 
     #[test]
     fn remembers_and_forgets() {

@@ -145,6 +145,11 @@ impl Sketch {
         }
     }
 
+    /// Sets every counter to zero: all popularity is forgotten.
+    pub(crate) fn clear(&mut self) {
+        self.table.fill(Block::default());
+    }
+
     /// Sum of counters with an odd value before halving, for tests.
     #[cfg(test)]
     fn odd_counters(&self) -> u32 {
@@ -176,6 +181,9 @@ mod tests {
         assert_eq!(s.frequency(0xdead_beef), 7);
         assert_eq!(s.frequency(42), 1);
         assert_eq!(s.frequency(7), 0);
+        s.clear();
+        assert_eq!(s.frequency(0xdead_beef), 0);
+        assert_eq!(s.frequency(42), 0);
     }
 
     #[test]
