@@ -71,7 +71,10 @@ fn one_worker_thread_serves_both_protocols_and_reads_sqlite() {
 fn writer_thread_nice(pid: u32) -> Option<i64> {
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while std::time::Instant::now() < deadline {
-        for task in std::fs::read_dir(format!("/proc/{pid}/task")).ok()?.flatten() {
+        for task in std::fs::read_dir(format!("/proc/{pid}/task"))
+            .ok()?
+            .flatten()
+        {
             let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
             if comm.trim() == "sqlite-writer" {
                 return nice_of(task.path().join("stat").to_str()?);
