@@ -53,8 +53,8 @@ impl ShiftDetector {
         if len < self.period {
             return false;
         }
-        // Saturating: hit counts are read from per-thread stripes that
-        // readers bump without the write lock, so they need not be exact.
+        // Saturating, defensively: the totals come from the shard lock's
+        // counts under the write lock and never go back.
         let rate = hits.saturating_sub(self.start_hits) * 1000 / len;
         let shifted = rate * 5 < self.last_rate * 4;
         self.last_rate = rate;
