@@ -1,6 +1,6 @@
 //! `memcached` on a free port.
 
-use crate::process::{find_tool, free_port, require_tool, wait_for_port, ServerChild};
+use crate::process::{find_tool, free_port, require_tool, ServerChild};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -36,7 +36,17 @@ impl Memcached {
             port: free_port(),
             memory_mb,
         };
-        server.restart();
+        // A port taken between `free_port` and the server's bind: try another.
+        for attempt in 1.. {
+            match server.spawn() {
+                Ok(()) => break,
+                Err(e) if attempt < 3 => {
+                    eprintln!("memcached {e}; retrying on another port");
+                    server.port = free_port();
+                }
+                Err(e) => panic!("memcached {e}"),
+            }
+        }
         Some(server)
     }
 
@@ -74,6 +84,12 @@ impl Memcached {
 
     /// Starts the server again on the same port.
     pub fn restart(&mut self) {
+        if let Err(e) = self.spawn() {
+            panic!("memcached {e}");
+        }
+    }
+
+    fn spawn(&mut self) -> Result<(), String> {
         self.kill();
         // `-u root` is needed (and only matters) when running as root.
         let child = Command::new(&self.bin)
@@ -84,10 +100,7 @@ impl Memcached {
             .spawn()
             .expect("spawn memcached");
         self.child.set(child);
-        assert!(
-            wait_for_port(self.addr(), Duration::from_secs(10)),
-            "memcached did not start on {}",
-            self.addr()
-        );
+        self.child
+            .wait_listening(self.addr(), Duration::from_secs(10))
     }
 }

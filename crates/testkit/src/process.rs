@@ -71,12 +71,23 @@ pub fn free_port() -> u16 {
 pub fn wait_for_port(addr: SocketAddr, timeout: Duration) -> bool {
     let deadline = Instant::now() + timeout;
     while Instant::now() < deadline {
-        if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+        if accepts(addr) {
             return true;
         }
         std::thread::sleep(Duration::from_millis(20));
     }
     false
+}
+
+/// One connection attempt. A connection to itself does not count: on
+/// Linux, connecting to a local port nobody listens on succeeds when the
+/// kernel happens to pick that same port as the source (TCP simultaneous
+/// open), and then the "server" is our own socket.
+fn accepts(addr: SocketAddr) -> bool {
+    match TcpStream::connect_timeout(&addr, Duration::from_millis(200)) {
+        Ok(s) => s.local_addr().ok() != s.peer_addr().ok(),
+        Err(_) => false,
+    }
 }
 
 /// Sends `SIG<name>` to `pid` with `kill(1)` (no-op without a pid).
@@ -129,6 +140,41 @@ impl ServerChild {
     /// SIGCONT: undoes [`pause`](Self::pause).
     pub(crate) fn resume(&self) {
         signal(self.pid(), "CONT");
+    }
+
+    /// Waits until the child listens on `addr`. An error if it exits first
+    /// (the port was taken meanwhile: `free_port` only knows it was free a
+    /// moment ago) or is not listening after `timeout`. Checking that the
+    /// child still runs matters: another program may listen on the port,
+    /// and a test must never talk to a server that is not its own.
+    pub(crate) fn wait_listening(
+        &mut self,
+        addr: SocketAddr,
+        timeout: Duration,
+    ) -> Result<(), String> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(child) = self.0.as_mut() {
+                if let Ok(Some(status)) = child.try_wait() {
+                    return Err(format!("exited ({status}) before listening on {addr}"));
+                }
+            }
+            if accepts(addr) {
+                // A server that failed to bind exits at once; one that binds
+                // keeps running. Look once more after a beat.
+                std::thread::sleep(Duration::from_millis(20));
+                if let Some(Ok(Some(status))) = self.0.as_mut().map(|c| c.try_wait()) {
+                    return Err(format!(
+                        "exited ({status}); {addr} belongs to another program"
+                    ));
+                }
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                return Err(format!("not listening on {addr} after {timeout:?}"));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     /// SIGKILL (it works on a paused process too) and reap; no-op when

@@ -1,6 +1,6 @@
 //! `redis-server` on a free port, optionally also on a unix socket.
 
-use crate::process::{find_tool, free_port, require_tool, wait_for_port, ServerChild};
+use crate::process::{find_tool, free_port, require_tool, ServerChild};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -27,6 +27,22 @@ impl RedisServer {
     /// (see the crate docs).
     pub fn start(extra: &[&str]) -> Option<RedisServer> {
         let bin = require_tool("redis-server", "redis-server")?;
+        // A port taken between `free_port` and the server's bind: try another.
+        let mut attempts = 3;
+        loop {
+            let mut server = Self::configure(bin.clone(), extra);
+            match server.spawn() {
+                Ok(()) => return Some(server),
+                Err(e) if attempts > 1 => {
+                    eprintln!("redis-server {e}; retrying on another port");
+                    attempts -= 1;
+                }
+                Err(e) => panic!("redis-server {e}"),
+            }
+        }
+    }
+
+    fn configure(bin: PathBuf, extra: &[&str]) -> RedisServer {
         let dir = tempfile::tempdir().expect("temp dir");
         let port = free_port();
         let socket = dir.path().join("redis.sock");
@@ -50,15 +66,13 @@ impl RedisServer {
         .map(|s| s.to_string())
         .collect();
         args.extend(extra.iter().map(|s| s.to_string()));
-        let mut server = RedisServer {
+        RedisServer {
             bin,
             args,
             child: ServerChild::default(),
             port,
             dir,
-        };
-        server.restart();
-        Some(server)
+        }
     }
 
     /// `127.0.0.1:PORT`.
@@ -112,6 +126,12 @@ impl RedisServer {
     /// Starts the server again on the same port and socket (killing it
     /// first if it runs) and waits until it accepts connections.
     pub fn restart(&mut self) {
+        if let Err(e) = self.spawn() {
+            panic!("redis-server {e}");
+        }
+    }
+
+    fn spawn(&mut self) -> Result<(), String> {
         self.kill();
         let child = Command::new(&self.bin)
             .args(&self.args)
@@ -120,10 +140,7 @@ impl RedisServer {
             .spawn()
             .expect("spawn redis-server");
         self.child.set(child);
-        assert!(
-            wait_for_port(self.addr(), Duration::from_secs(10)),
-            "redis-server did not start on {}",
-            self.addr()
-        );
+        self.child
+            .wait_listening(self.addr(), Duration::from_secs(10))
     }
 }
