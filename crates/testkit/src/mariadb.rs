@@ -1,6 +1,6 @@
 //! A temporary MariaDB server (`mariadb-install-db` + `mariadbd`) on a free port.
 
-use crate::process::{find_tool, free_port, is_root, require_tool_in, wait_for_port, ServerChild};
+use crate::process::{find_tool, free_port, is_root, require_tool_in, ServerChild};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -184,12 +184,12 @@ impl Mariadb {
         let deadline = Instant::now() + Duration::from_secs(30);
         // The port opens before the server is ready for queries; also wait
         // for the socket file, which appears when it is.
-        assert!(
-            wait_for_port(self.addr(), Duration::from_secs(30)),
-            "mariadbd did not listen on {}; see {}",
-            self.addr(),
-            dir.join("error.log").display()
-        );
+        if let Err(e) = self
+            .child
+            .wait_listening(self.addr(), Duration::from_secs(30))
+        {
+            panic!("mariadbd {e}; see {}", dir.join("error.log").display());
+        }
         while !self.socket().exists() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(20));
         }
