@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+mod coalesce;
 mod keyspace;
 mod update;
 
@@ -1036,8 +1037,10 @@ impl Session<'_> {
     }
 
     /// Writes many keys; an entry without expiry gets its namespace's
-    /// default TTL. A key named twice takes its last value.
+    /// default TTL. A key named twice takes its last value (and only that
+    /// one is written: see `coalesce.rs`).
     pub async fn set_many(&mut self, entries: Vec<(Bytes, Entry)>) -> Result<()> {
+        let entries = coalesce::last_value_per_key(entries);
         let core = self.core;
         let _locks = core
             .lock_keys(entries.iter().map(|(k, _)| k.as_ref()))
