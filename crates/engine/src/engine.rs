@@ -1037,10 +1037,10 @@ impl Session<'_> {
     }
 
     /// Writes many keys; an entry without expiry gets its namespace's
-    /// default TTL. A key named twice takes its last value (and only that
-    /// one is written: see `coalesce.rs`).
+    /// default TTL. A key named twice takes its last value (consecutive
+    /// repeats are written once: see `coalesce.rs`).
     pub async fn set_many(&mut self, entries: Vec<(Bytes, Entry)>) -> Result<()> {
-        let entries = coalesce::last_value_per_key(entries);
+        let entries = coalesce::merge_repeats(entries);
         let core = self.core;
         let _locks = core
             .lock_keys(entries.iter().map(|(k, _)| k.as_ref()))

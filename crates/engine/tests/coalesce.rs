@@ -1,5 +1,5 @@
-//! A multi-key write that names a key more than once journals only the
-//! key's last value: the batch is applied and acknowledged at once, so the
+//! A multi-key write that repeats a key in consecutive entries journals
+//! only the run's last value: the batch is applied and acknowledged at once, so the
 //! values in between are never visible, and writing them is waste.
 
 use bytes::Bytes;
