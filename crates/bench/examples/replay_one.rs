@@ -13,7 +13,8 @@
 //! the replay's own instructions. Caches: `ours` (tiercache, one shard),
 //! `qc` (quick_cache sync, one shard), `none`. Workloads: `zipf-0.7`,
 //! `zipf-0.99`, `zipf-1.2`, `loop`, `shifting-zipf-0.99`, `recency`,
-//! `zipf-0.99+scan`, as in the replay bench (same seeds). Prints the hit
+//! `zipf-0.99+scan`, as in the replay bench (same seeds), and the cache2k
+//! traces `web07`, `web12` from `../shared/data/traces`. Prints the hit
 //! ratio and the requests replayed.
 
 // The same adapters the replay bench measures, so counts here are the
@@ -41,6 +42,12 @@ fn main() {
         "loop" => workload::loop_trace(ITEMS, REQUESTS),
         "shifting-zipf-0.99" => workload::shifting_zipf(ITEMS, 0.99, REQUESTS, 100_000, 3),
         "recency" => workload::recency(REQUESTS, 0.05, 1000.0, 4),
+        "web07" | "web12" => {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join(format!("../../../shared/data/traces/{name}.trace.xz"));
+            tiercache_lab::load_trace(&path, tiercache_lab::TraceFormat::Cache2k)
+                .unwrap_or_else(|e| panic!("cannot load {}: {e}", path.display()))
+        }
         other => panic!("unknown workload {other}"),
     };
     // A fixed hash seed by default: the same run gives the same count.

@@ -98,7 +98,11 @@ impl<K, V> Slot<K, V> {
         // into a branch). `replay_one`, best of 3, three rounds, A/B in one
         // run: Zipf 1.2 at 4,647 entries 56.5 → 61.3 Mops/s (quick_cache
         // 70.2), Zipf 0.99 at 8,197 31.2 → 34.7 (42.8), recency at 13,251
-        // 47.6 → 60.6 (58.4).
+        // 47.6 → 60.6 (58.4). The price is one store (to the scratch byte)
+        // before the read unlock's locked increment when every hit is on a
+        // saturated entry: criterion's `get_hit` (uniform keys, all
+        // saturated), A/B interleaved, 1 thread: 57–78 → 50–55 M/s
+        // (quick_cache 53–64). A thread-local scratch measured the same.
         let saturated = m & COUNT_MASK == COUNT_MASK;
         let new = (m | REFERENCED) + (u8::from(!saturated) << COUNT_SHIFT);
         let scratch = AtomicU8::new(0);
