@@ -110,7 +110,20 @@ impl Postgres {
                 "--no-instructions",
             ],
         );
-        pg.restart();
+        // The port can be taken between `free_port` and the server's bind
+        // (another test's server): `pg_ctl -w` then reports the failed
+        // start, and the first start retries on a fresh port. Later
+        // restarts must keep their port (clients hold the URL).
+        for attempt in 1.. {
+            match pg.try_start() {
+                Ok(()) => break,
+                Err(e) if attempt < 3 => {
+                    eprintln!("postgres on port {} did not start, retrying: {e}", pg.port);
+                    pg.port = free_port();
+                }
+                Err(e) => panic!("{e}"),
+            }
+        }
         Some(pg)
     }
 
@@ -121,6 +134,13 @@ impl Postgres {
     /// Runs a PostgreSQL tool (as the `postgres` user when root), panicking
     /// with its output when it fails.
     fn run(&self, tool: &str, args: &[&str]) {
+        if let Err(e) = self.try_run(tool, args) {
+            panic!("{e}");
+        }
+    }
+
+    /// Runs a PostgreSQL tool; its status and output when it fails.
+    fn try_run(&self, tool: &str, args: &[&str]) -> Result<(), String> {
         let bin = self.bin_dir.join(tool);
         let mut cmd = match self.run_as {
             Some(user) => {
@@ -135,13 +155,15 @@ impl Postgres {
             .stdin(Stdio::null())
             .output()
             .unwrap_or_else(|e| panic!("run {tool}: {e}"));
-        assert!(
-            out.status.success(),
+        if out.status.success() {
+            return Ok(());
+        }
+        Err(format!(
             "{tool} {args:?} failed: {}\n{}\n{}",
             out.status,
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr),
-        );
+        ))
     }
 
     /// `127.0.0.1:PORT`.
@@ -207,6 +229,16 @@ impl Postgres {
     /// it first if it runs) and waits until it accepts connections.
     pub fn restart(&mut self) {
         self.kill();
+        if let Err(e) = self.try_start() {
+            panic!("{e}");
+        }
+    }
+
+    /// Starts the stopped server and waits until it accepts connections.
+    /// `pg_ctl -w` waits for *this* cluster's postmaster to report ready
+    /// (its pid file), so a server of someone else's on the port cannot
+    /// pass for it; the port check after it is a second guard.
+    fn try_start(&mut self) -> Result<(), String> {
         let data = self.data_dir();
         let log = self.dir.path().join("log");
         let options = format!(
@@ -215,7 +247,7 @@ impl Postgres {
             self.port,
             path_str(self.dir.path())
         );
-        self.run(
+        self.try_run(
             "pg_ctl",
             &[
                 "-D",
@@ -229,13 +261,16 @@ impl Postgres {
                 "30",
                 "start",
             ],
-        );
+        )
+        .map_err(|e| {
+            let log = std::fs::read_to_string(&log).unwrap_or_default();
+            format!("{e}\nserver log:\n{log}")
+        })?;
         self.running = true;
-        assert!(
-            wait_for_port(self.addr(), Duration::from_secs(10)),
-            "postgres did not listen on {}",
-            self.addr()
-        );
+        if !wait_for_port(self.addr(), Duration::from_secs(10)) {
+            return Err(format!("postgres did not listen on {}", self.addr()));
+        }
+        Ok(())
     }
 }
 
@@ -264,5 +299,28 @@ impl Drop for Postgres {
                 .stderr(Stdio::null())
                 .status();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A start that cannot bind its port is an error naming the cause (the
+    /// path the first start retries on), not a hang or a silent success.
+    #[test]
+    fn a_taken_port_fails_the_start_with_the_server_log() {
+        let Some(mut pg) = Postgres::start() else {
+            return; // not installed: `start` said so loudly
+        };
+        pg.kill();
+        let squatter = std::net::TcpListener::bind(pg.addr()).expect("bind the stopped port");
+        let err = pg.try_start().expect_err("the port is taken");
+        assert!(err.contains("pg_ctl"), "{err}");
+        assert!(err.contains("server log"), "{err}");
+        assert!(!pg.running);
+        drop(squatter);
+        pg.restart();
+        assert!(wait_for_port(pg.addr(), Duration::from_secs(5)));
     }
 }
