@@ -120,7 +120,7 @@ impl<K, V> Slot<K, V> {
         // saturated), A/B interleaved, 1 thread: 57–78 → 50–55 M/s
         // (quick_cache 53–64). A thread-local scratch measured the same.
         let saturated = m & COUNT_MASK == COUNT_MASK;
-        let new = (m | REFERENCED) + (u8::from(!saturated) << COUNT_SHIFT);
+        let new = (m | REFERENCED) + u8::from(!saturated) * COUNT_ONE;
         let scratch = AtomicU8::new(0);
         let target = std::hint::black_box(if new == m { &scratch } else { &self.meta });
         target.store(new, Ordering::Relaxed);
