@@ -479,6 +479,33 @@ mod tests {
         out
     }
 
+    /// The branch-free hit: counts up to 15, sets the referenced bit, never
+    /// touches the queue or admitted bits, and leaves a saturated,
+    /// referenced entry's byte exactly as it was.
+    #[test]
+    fn a_hit_counts_to_saturation_and_keeps_the_other_bits() {
+        let mut s = Slab::with_capacity(4, 4);
+        let i = s.push(7u64, (), 7, 0, Queue::Protected, 1);
+        s.slot_mut(i).set_admitted();
+        let before = s.slot(i).meta.load(Ordering::Relaxed);
+        for n in 1..=20u8 {
+            s.slot(i).touch();
+            let slot = s.slot(i);
+            assert_eq!(slot.hits(), n.min(15), "after {n} hits");
+            assert_eq!(slot.queue(), Queue::Protected);
+            assert!(slot.is_admitted());
+        }
+        let saturated = s.slot(i).meta.load(Ordering::Relaxed);
+        assert_eq!(saturated, before | REFERENCED | COUNT_MASK);
+        s.slot(i).touch();
+        assert_eq!(s.slot(i).meta.load(Ordering::Relaxed), saturated);
+        // Unreferenced but saturated (the hand cleared the bit): the next
+        // hit sets the bit again and the count stays at 15.
+        assert!(s.slot_mut(i).take_referenced());
+        s.slot(i).touch();
+        assert_eq!(s.slot(i).meta.load(Ordering::Relaxed), saturated);
+    }
+
     #[test]
     fn lists_survive_swap_remove() {
         let mut s = Slab::with_capacity(4, 5);
