@@ -35,7 +35,7 @@
 
 use crate::sql_common::{
     expiry_from_sql, expiry_to_sql, last_sets, long_key_column, real_key, scan_stored, split_batch,
-    stored_key, unique, validate_table, ScanPage, ScanRow, SqlOptions, META_TABLE,
+    stored_key, unique, validate_table, ScanRow, SqlOptions, META_TABLE,
 };
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -51,6 +51,12 @@ use tokio::time::{timeout_at, Instant};
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::NoTls;
+
+mod failure;
+mod sql;
+
+use failure::{describe_pg, describe_pool, Failure};
+use sql::{quote, upsert_sql, Sql};
 
 /// The schema version this build writes and understands (in
 /// `tiercache_meta`, name `pg_schema_version`).
@@ -107,193 +113,6 @@ struct Inner {
     /// when the table turns out to be missing, so it is created again.
     schema_ready: AtomicBool,
     sql: Sql,
-}
-
-/// SQL text built once, for the table.
-struct Sql {
-    select: String,
-    upsert_full: String,
-    delete: String,
-    count: String,
-    clear: String,
-    purge: String,
-    key_stats: String,
-}
-
-fn quote(ident: &str) -> String {
-    format!("\"{ident}\"")
-}
-
-fn upsert_sql(table: &str, rows: usize) -> String {
-    let mut values = String::with_capacity(rows * 32);
-    for r in 0..rows {
-        let p = 5 * r;
-        if r > 0 {
-            values.push(',');
-        }
-        values.push_str(&format!(
-            "(${},${},${},${},${})",
-            p + 1,
-            p + 2,
-            p + 3,
-            p + 4,
-            p + 5
-        ));
-    }
-    format!(
-        "INSERT INTO {} (key, long_key, value, expires_at, flags) VALUES {values} \
-         ON CONFLICT (key) DO UPDATE SET long_key = EXCLUDED.long_key, value = EXCLUDED.value, \
-         expires_at = EXCLUDED.expires_at, flags = EXCLUDED.flags",
-        quote(table)
-    )
-}
-
-impl Sql {
-    fn new(table: &str) -> Sql {
-        let t = quote(table);
-        let live = "(expires_at IS NULL OR expires_at > $1)";
-        Sql {
-            select: format!(
-                "SELECT key, long_key, value, expires_at, flags FROM {t} \
-                 WHERE key = ANY($2) AND {live}"
-            ),
-            upsert_full: upsert_sql(table, ROW_CHUNK),
-            delete: format!("DELETE FROM {t} WHERE key = ANY($1)"),
-            count: format!("SELECT count(*) FROM {t} WHERE {live}"),
-            clear: format!("DELETE FROM {t}"),
-            purge: format!("DELETE FROM {t} WHERE expires_at IS NOT NULL AND expires_at <= $1"),
-            key_stats: format!(
-                "SELECT count(*), count(expires_at), COALESCE(avg(expires_at - $1), 0)::float8 \
-                 FROM {t} WHERE {live}"
-            ),
-        }
-    }
-
-    /// A page of [`scan_stored`]: `$1` now, then the bounds, then the limit.
-    fn scan(table: &str, page: &ScanPage) -> String {
-        let mut sql = format!(
-            "SELECT key, long_key FROM {} WHERE (expires_at IS NULL OR expires_at > $1)",
-            quote(table)
-        );
-        let mut n = 1;
-        match page.lower {
-            Bound::Unbounded => {}
-            Bound::Included(_) => {
-                n += 1;
-                sql.push_str(&format!(" AND key >= ${n}"));
-            }
-            Bound::Excluded(_) => {
-                n += 1;
-                sql.push_str(&format!(" AND key > ${n}"));
-            }
-        }
-        if page.upper.is_some() {
-            n += 1;
-            sql.push_str(&format!(" AND key < ${n}"));
-        }
-        sql.push_str(&format!(" ORDER BY key LIMIT ${}", n + 1));
-        sql
-    }
-}
-
-/// What went wrong in one attempt, before it becomes a [`StoreError`].
-enum Failure {
-    Pg(tokio_postgres::Error),
-    Pool(deadpool_postgres::PoolError),
-    Timeout(Duration),
-    Schema(String),
-}
-
-impl Failure {
-    /// Worth one more attempt: the connection broke (the server restarted),
-    /// or the table is gone (dropped, or a server restored without it; the
-    /// schema is created again first).
-    fn is_retryable(&self) -> bool {
-        self.is_broken_connection()
-            || matches!(self, Failure::Pg(e) if e.code() == Some(&SqlState::UNDEFINED_TABLE))
-    }
-
-    /// A connection that broke under the operation (the server restarted
-    /// or went away): it is not handed back to the pool.
-    fn is_broken_connection(&self) -> bool {
-        match self {
-            Failure::Pg(e) => e.is_closed() || io_error(e).is_some(),
-            _ => false,
-        }
-    }
-}
-
-impl From<tokio_postgres::Error> for Failure {
-    fn from(e: tokio_postgres::Error) -> Self {
-        Failure::Pg(e)
-    }
-}
-
-fn io_error<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a std::io::Error> {
-    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(err) = cur {
-        if let Some(io) = err.downcast_ref::<std::io::Error>() {
-            return Some(io);
-        }
-        cur = err.source();
-    }
-    None
-}
-
-/// Names the class of a PostgreSQL error first, then the server's words.
-fn describe_pg(e: &tokio_postgres::Error) -> String {
-    if let Some(db) = e.as_db_error() {
-        let code = db.code();
-        let what = if *code == SqlState::INVALID_PASSWORD
-            || *code == SqlState::INVALID_AUTHORIZATION_SPECIFICATION
-        {
-            "authentication failed"
-        } else if *code == SqlState::QUERY_CANCELED {
-            "timed out on the server (statement_timeout)"
-        } else if code.code().starts_with("23") {
-            "constraint violation"
-        } else if *code == SqlState::INSUFFICIENT_PRIVILEGE {
-            "permission denied"
-        } else if *code == SqlState::UNDEFINED_DATABASE {
-            "no such database"
-        } else if *code == SqlState::TOO_MANY_CONNECTIONS {
-            "too many connections"
-        } else if code.code().starts_with("57P") {
-            "the server is shutting down or restarting"
-        } else {
-            "server error"
-        };
-        return format!("{what}: {} (SQLSTATE {})", db.message(), code.code());
-    }
-    if let Some(io) = io_error(e) {
-        return match io.kind() {
-            std::io::ErrorKind::ConnectionRefused => {
-                format!("connection refused (is the server up?): {io}")
-            }
-            std::io::ErrorKind::TimedOut => format!("connecting timed out: {io}"),
-            _ => format!("I/O error: {io}"),
-        };
-    }
-    if e.is_closed() {
-        return "connection closed (the server went away or restarted)".to_string();
-    }
-    let mut msg = e.to_string();
-    let mut cur = std::error::Error::source(e);
-    while let Some(s) = cur {
-        msg.push_str(&format!(": {s}"));
-        cur = s.source();
-    }
-    msg
-}
-
-fn describe_pool(e: &deadpool_postgres::PoolError) -> String {
-    use deadpool_postgres::PoolError;
-    match e {
-        PoolError::Backend(e) => describe_pg(e),
-        PoolError::Timeout(_) => "timed out waiting for a connection".to_string(),
-        PoolError::Closed => "the connection pool is closed".to_string(),
-        other => other.to_string(),
-    }
 }
 
 /// Keeps the URL's own `options` and adds the server-side statement timeout.
@@ -806,6 +625,7 @@ impl Store for PostgresStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sql_common::ScanPage;
 
     #[test]
     fn upsert_numbers_parameters_by_row() {
