@@ -24,7 +24,7 @@
 //!     Unix milliseconds or NULL, 32-bit flags), creates its own table and a
 //!     schema version in `tiercache_meta`, batches reads into one statement
 //!     per chunk and writes into multi-row upserts in one transaction.
-//!   - [`redis`](crate::redis): [`RedisStore`], entries as Redis strings on
+//!   - [`redis`]: [`RedisStore`], entries as Redis strings on
 //!     one server (TCP or unix socket) or a Redis Cluster; batches as
 //!     `MULTI`/`EXEC` pipelines (per slot on a cluster).
 //!   - [`memcached`]: [`MemcachedStore`], memcached servers behind a

@@ -27,7 +27,7 @@ use tiercache_engine::StoreError;
 /// Multiplexed connections to the other server.
 pub const CONNECTIONS: usize = 4;
 
-/// A [`Store`] on another tiercache server. See the [module docs](self).
+/// A [`Store`](tiercache_engine::Store) on another tiercache server. See the [module docs](self).
 ///
 /// ```no_run
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {

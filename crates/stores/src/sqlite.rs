@@ -25,7 +25,7 @@
 //! Concurrency: one writer connection and a small pool of reader connections.
 //! The file is in WAL mode, so readers never wait for the writer. Reads run
 //! on tokio's blocking pool so they never stall the async workers; writes
-//! run on a thread of their own at a lower CPU priority ([`writer`]; config
+//! run on a thread of their own at a lower CPU priority (`sqlite/writer.rs`; config
 //! `write_nice`).
 
 mod sql;
@@ -69,7 +69,7 @@ const MAX_PARAMS: usize = 999;
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Niceness steps the writer thread runs below the server by default (see
-/// [`writer`] for the measurement).
+/// `sqlite/writer.rs` for the measurement).
 pub const DEFAULT_WRITE_NICE: u8 = 10;
 
 /// A [`Store`] backed by one table of an SQLite database file.

@@ -15,10 +15,10 @@
 //!   An entry already past its expiry is deleted instead of set.
 //!
 //! Batches, each one round trip per node:
-//! - [`get_many`](Store::get_many): `MGET k1..kn` plus `PEXPIRETIME` per key,
+//! - [`get_many`](tiercache_engine::Store::get_many): `MGET k1..kn` plus `PEXPIRETIME` per key,
 //!   in one `MULTI`/`EXEC` so value and expiry come from the same write.
-//! - [`set_many`](Store::set_many), [`delete_many`](Store::delete_many),
-//!   [`apply`](Store::apply): `SET`/`DEL` per key in one `MULTI`/`EXEC`
+//! - [`set_many`](tiercache_engine::Store::set_many), [`delete_many`](tiercache_engine::Store::delete_many),
+//!   [`apply`](tiercache_engine::Store::apply): `SET`/`DEL` per key in one `MULTI`/`EXEC`
 //!   (atomic on one server).
 //! - On a cluster, keys are grouped by hash slot (CRC16, hash tags
 //!   honoured) and the slots by master (the slot map from `CLUSTER SLOTS`,
@@ -29,13 +29,13 @@
 //!   the `redis` crate's cluster routing, which follows redirects, and the
 //!   slot map is refreshed.
 //!
-//! Listing: Redis keeps no ordered index, so [`scan_keys`](Store::scan_keys)
+//! Listing: Redis keeps no ordered index, so [`scan_keys`](tiercache_engine::Store::scan_keys)
 //! walks the whole key space with `SCAN ... MATCH prefix*` (every master of
 //! a cluster) and keeps the `limit` smallest keys in range: O(keys with the
-//! prefix) per page. [`count`](Store::count) is a full `SCAN` as well
+//! prefix) per page. [`count`](tiercache_engine::Store::count) is a full `SCAN` as well
 //! (exact, where `DBSIZE` would count keys past their expiry that Redis has
-//! not reclaimed yet), and [`key_stats`](Store::key_stats) adds one
-//! pipelined `PEXPIRETIME` per page. [`clear`](Store::clear) is `FLUSHDB` on
+//! not reclaimed yet), and [`key_stats`](tiercache_engine::Store::key_stats) adds one
+//! pipelined `PEXPIRETIME` per page. [`clear`](tiercache_engine::Store::clear) is `FLUSHDB` on
 //! every master: the store owns its database.
 //!
 //! Connections: `pool_size` multiplexed connections to the server, used
@@ -65,7 +65,7 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);
 /// default `pool_size`).
 pub const DEFAULT_POOL_SIZE: usize = 8;
 
-/// A [`Store`] on a Redis server or Redis Cluster. See the
+/// A [`Store`](tiercache_engine::Store) on a Redis server or Redis Cluster. See the
 /// [module docs](self) for the layout and costs.
 ///
 /// ```no_run
