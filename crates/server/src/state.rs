@@ -378,7 +378,7 @@ const MAX_HINTS: usize = 64 << 10;
 /// `raw` however short, and an `INCRBYFLOAT` result is never `int`.
 /// A hint holds a fingerprint of the value it was given for, so any later
 /// write of another value makes it void without the write path (`SET`)
-/// doing anything. Bounded: past [`MAX_HINTS`] keys it is cleared, and
+/// doing anything. Bounded: past `MAX_HINTS` keys it is cleared, and
 /// `OBJECT ENCODING` falls back to what the value alone says.
 #[derive(Debug, Default)]
 pub struct EncodingHints {

@@ -5,7 +5,7 @@
 //! 1. admin paths and `PURGE` are answered by [`crate::admin`];
 //! 2. bypass checks (rules, `Range`, preconditions other than
 //!    `If-None-Match`/`If-Modified-Since`): forwarded as is;
-//! 3. lookup by primary key, then by `Vary` variant ([`HttpCache::lookup`]);
+//! 3. lookup by primary key, then by `Vary` variant (`HttpCache::lookup`);
 //! 4. [`evaluate`]: fresh → HIT; stale but allowed → STALE (with a
 //!    background refresh under `stale-while-revalidate`);
 //! 5. otherwise one coalesced fetch per key ([`flight`]), conditional when

@@ -1,6 +1,6 @@
 //! The six scenarios of `tiercache bench`, one module each. Every module has
 //! `pub fn run(ctx: &mut Ctx) -> Result<ScenarioReport, LabError>`, starts
-//! the servers it needs through [`Ctx`](crate::Ctx) and records a setup it
+//! the servers it needs through [`Ctx`] and records a setup it
 //! cannot run in [`ScenarioReport::skipped`](crate::ScenarioReport).
 
 pub mod batch;

@@ -7,7 +7,7 @@
 //!
 //! The seed's job reads ~10,000 Facebook profiles, each with the fan pages
 //! it likes, and for every like updates that page's record in the store.
-//! Here [`job::generate`] writes a deterministic (seeded) data file of the
+//! Here `job::generate` writes a deterministic (seeded) data file of the
 //! same shape: one line per profile (`id, name, gender, birth year,
 //! country, liked page ids`). The shape was chosen from the seed's data,
 //! not to make a bar pass:
@@ -21,7 +21,7 @@
 //! - one read-modify-write per like: read the page's aggregate, decode it,
 //!   add the fan (fan count, gender, age bucket, country, and for each other
 //!   page the fan likes, one more co-liked count: the seed author's fan-page
-//!   correlations), encode it, write it back ([`job::Aggregate`]: 113 fixed
+//!   correlations), encode it, write it back (`job::Aggregate`: 113 fixed
 //!   bytes plus 8 per co-liked page, so popular pages grow to tens of KB
 //!   and most of the job's time is decoding and encoding them, as
 //!   unserialising PHP arrays was in the seed).
@@ -51,7 +51,7 @@
 //! value back (every read misses) and so skips most of the analysis.
 //! After every pass the store
 //! (after the flush) is read back and every page's aggregate compared with
-//! [`job::reference`], computed in plain Rust from the same file, plus
+//! `job::reference`, computed in plain Rust from the same file, plus
 //! pages nobody liked must be absent; `null` is exempt (it stores nothing)
 //! and `null+ram` is checked through the engine instead.
 //!

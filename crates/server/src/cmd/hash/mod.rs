@@ -1,9 +1,9 @@
 //! The hash commands: `HSET HMSET HSETNX HDEL HINCRBY HINCRBYFLOAT`
-//! ([`write`]), `HGET HMGET HGETALL HEXISTS HLEN HKEYS HVALS HSTRLEN`
+//! ([`write`](mod@write)), `HGET HMGET HGETALL HEXISTS HLEN HKEYS HVALS HSTRLEN`
 //! ([`read`]) and `HRANDFIELD HSCAN` ([`sample`]).
 //!
 //! A hash is one engine entry of kind [`ValueKind::Hash`] holding the
-//! [`Hash`] encoding. Reads decode it; every write is one
+//! [`Hash`](struct@Hash) encoding. Reads decode it; every write is one
 //! [`Session::modify`](tiercache_engine::Session::modify) (read, change,
 //! write under the key's lock), so concurrent `HINCRBY`s never lose an
 //! update. A key of another kind answers `WRONGTYPE`; a hash left without

@@ -1,6 +1,6 @@
 //! The hash commands that write: `HSET`/`HMSET`, `HSETNX`, `HDEL`,
 //! `HINCRBY`, `HINCRBYFLOAT`. Each is one read-modify-write of the key
-//! ([`modify_hash`]); arguments are checked first, in Redis's order
+//! (`modify_hash`); arguments are checked first, in Redis's order
 //! (arity, then the increment, then the key's type).
 
 use super::modify_hash;
@@ -97,7 +97,7 @@ pub async fn hincrby(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
 }
 
 /// `HINCRBYFLOAT key field increment`: the new value, as Redis prints a
-/// `long double` (see [`crate::cmd::incrbyfloat`]).
+/// `long double` (see `cmd/incrbyfloat.rs`).
 pub async fn hincrbyfloat(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     let incr = args.get(3);
     if let Err(msg) = check_hash_increment(incr) {
