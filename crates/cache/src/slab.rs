@@ -20,8 +20,9 @@ use std::sync::atomic::{AtomicU8, Ordering};
 pub(crate) const NIL: u32 = u32::MAX;
 
 /// A slab expecting at most this many entries gets a hash table with room
-/// for four times its entries (and at least this many): at most 10 KiB of
-/// control bytes and indices for 1,024 buckets' worth. Sized exactly, a
+/// for four times its entries (and at least this many): 2,048 buckets (10
+/// KiB of control bytes and indices) up to 256 expected entries, at most
+/// 8,192 (40 KiB) at 1,024. Sized exactly, a
 /// small table sat at 80% load with tombstones, and every miss's removal
 /// and insertion rewrote control bytes in the same few 16-byte groups the
 /// next probes load (`perf annotate` on recency at 53 entries: a quarter
