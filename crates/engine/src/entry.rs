@@ -182,3 +182,68 @@ impl Entry {
         self.expires_at.map(|t| t.saturating_sub(now))
     }
 }
+
+/// Redis's `string2ll`: optional `-`, decimal digits, no `+`, no leading
+/// zeros, no spaces, fits in an `i64`. The one integer parser: `INCR` on a
+/// stored value here, RESP header lengths and every integer argument in
+/// the server, so `SET k v EX 010` fails as it does in Redis.
+///
+/// ```
+/// use tiercache_engine::parse_i64;
+/// assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
+/// assert_eq!(parse_i64(b"010"), None);
+/// ```
+pub fn parse_i64(s: &[u8]) -> Option<i64> {
+    let (neg, digits) = match s.first()? {
+        b'-' => (true, &s[1..]),
+        _ => (false, s),
+    };
+    match digits {
+        [] => return None,
+        [b'0'] if !neg => return Some(0),
+        [b'0', ..] => return None,
+        _ => {}
+    }
+    if digits.len() > 19 {
+        return None;
+    }
+    // Accumulate negatively so that i64::MIN parses.
+    let mut v: i64 = 0;
+    for &d in digits {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_sub((d - b'0') as i64)?;
+    }
+    if neg {
+        Some(v)
+    } else {
+        v.checked_neg()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_i64;
+
+    #[test]
+    fn integers_parse_like_redis() {
+        assert_eq!(parse_i64(b"0"), Some(0));
+        assert_eq!(parse_i64(b"-12"), Some(-12));
+        assert_eq!(parse_i64(b"9223372036854775807"), Some(i64::MAX));
+        assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
+        for bad in [
+            &b""[..],
+            b"-",
+            b"+1",
+            b" 1",
+            b"01",
+            b"-0",
+            b"1.0",
+            b"9223372036854775808",
+            b"abc",
+        ] {
+            assert_eq!(parse_i64(bad), None, "{:?}", String::from_utf8_lossy(bad));
+        }
+    }
+}

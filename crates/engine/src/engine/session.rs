@@ -4,7 +4,7 @@
 //! themselves live on `Core` in the parent module.
 
 use super::{coalesce, Core, SetCondition, SetExpiry, SetOptions, SetOutcome};
-use crate::entry::{now_ms, Entry, ValueKind};
+use crate::entry::{now_ms, parse_i64, Entry, ValueKind};
 use crate::error::{EngineError, Result};
 use crate::journal::FsyncPolicy;
 use bytes::Bytes;
@@ -271,45 +271,5 @@ impl<'a> Session<'a> {
             *seq = 0;
         }
         Ok(())
-    }
-}
-
-/// Parses a decimal i64 the way Redis does: optional '-', no '+', no
-/// spaces, no leading zeros.
-fn parse_i64(b: &[u8]) -> Option<i64> {
-    let digits = b.strip_prefix(b"-").unwrap_or(b);
-    if digits.is_empty()
-        || digits.len() > 19
-        || (digits[0] == b'0' && b.len() > 1)
-        || !digits.iter().all(u8::is_ascii_digit)
-    {
-        return None;
-    }
-    std::str::from_utf8(b).ok()?.parse().ok()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_i64;
-
-    #[test]
-    fn integers_parse_like_redis() {
-        assert_eq!(parse_i64(b"0"), Some(0));
-        assert_eq!(parse_i64(b"-12"), Some(-12));
-        assert_eq!(parse_i64(b"9223372036854775807"), Some(i64::MAX));
-        assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
-        for bad in [
-            &b""[..],
-            b"-",
-            b"+1",
-            b" 1",
-            b"01",
-            b"-0",
-            b"1.0",
-            b"9223372036854775808",
-            b"abc",
-        ] {
-            assert_eq!(parse_i64(bad), None, "{:?}", String::from_utf8_lossy(bad));
-        }
     }
 }

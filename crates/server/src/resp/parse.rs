@@ -258,37 +258,7 @@ fn parse_len(s: &[u8]) -> Option<i64> {
     parse_i64(s)
 }
 
-/// Redis's `string2ll`: optional `-`, decimal digits, no `+`, no leading
-/// zeros, no spaces, fits in an `i64`. Used for header lengths and for every
-/// integer argument, so `SET k v EX 010` fails as it does in Redis.
-pub fn parse_i64(s: &[u8]) -> Option<i64> {
-    let (neg, digits) = match s.first()? {
-        b'-' => (true, &s[1..]),
-        _ => (false, s),
-    };
-    match digits {
-        [] => return None,
-        [b'0'] if !neg => return Some(0),
-        [b'0', ..] => return None,
-        _ => {}
-    }
-    if digits.len() > 19 {
-        return None;
-    }
-    // Accumulate negatively so that i64::MIN parses.
-    let mut v: i64 = 0;
-    for &d in digits {
-        if !d.is_ascii_digit() {
-            return None;
-        }
-        v = v.checked_mul(10)?.checked_sub((d - b'0') as i64)?;
-    }
-    if neg {
-        Some(v)
-    } else {
-        v.checked_neg()
-    }
-}
+pub use tiercache_engine::parse_i64;
 
 fn is_space(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
