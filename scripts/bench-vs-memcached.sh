@@ -16,6 +16,11 @@
 # scripts/pure-cache.toml: memory tier only, no store, like a server with
 # persistence off); by default it runs the durable default (write-back to
 # SQLite).
+#
+# Beside requests per second it reports each server's CPU time per request
+# (all its threads, user and kernel, from /proc/PID/task/*/schedstat over
+# the run, divided by req/s × seconds; the lowest over the rounds) and
+# "CPU ratio" = memcached's CPU per request / tiercache's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -52,13 +57,17 @@ for port in "$tc_port" "$mc_port"; do
   done
 done
 
-declare -A best p99
+# cpu_ns PID: CPU time of all the process's threads so far, in nanoseconds.
+cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { print s }'; }
+
+declare -A best p99 cpu
 for round in $(seq "$rounds"); do
   for pipeline in 1 16; do
     for test in set get; do
       for server in tiercache memcached; do
-        port=$tc_port
-        [ "$server" = memcached ] && port=$mc_port
+        port=$tc_port pid=$tc_pid
+        [ "$server" = memcached ] && port=$mc_port pid=$mc_pid
+        before=$(cpu_ns "$pid")
         IFS=, read -r name rps _p50 lat < <(taskset -c 1 "$load" --addr "127.0.0.1:$port" \
           --test "$test" --connections 50 --pipeline "$pipeline" --seconds "$seconds")
         key="$server/$name/$pipeline"
@@ -66,19 +75,27 @@ for round in $(seq "$rounds"); do
           best[$key]=$rps
           p99[$key]=$lat
         fi
+        used=$(( $(cpu_ns "$pid") - before ))
+        per=$(awk -v c="$used" -v r="$rps" -v s="$seconds" 'BEGIN { printf "%.3f", c / (r * s) / 1000 }')
+        if awk -v a="$per" -v b="${cpu[$key]:-1e9}" 'BEGIN { exit !(a < b) }'; then
+          cpu[$key]=$per
+        fi
       done
     done
   done
   echo "round $round of $rounds done" >&2
 done
 
-echo "| test | pipeline | tiercache req/s | p99 ms | memcached req/s | p99 ms | ratio |"
-echo "| --- | --- | --- | --- | --- | --- | --- |"
+echo "| test | pipeline | tiercache req/s | p99 ms | CPU µs/req | memcached req/s | p99 ms | CPU µs/req | ratio | CPU ratio |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 for pipeline in 1 16; do
   for test in SET GET; do
     t=${best[tiercache/$test/$pipeline]:-0}
     m=${best[memcached/$test/$pipeline]:-0}
+    tc=${cpu[tiercache/$test/$pipeline]:-0}
+    mc=${cpu[memcached/$test/$pipeline]:-0}
     ratio=$(awk -v a="$t" -v b="$m" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')
-    echo "| $test | $pipeline | $t | ${p99[tiercache/$test/$pipeline]:-} | $m | ${p99[memcached/$test/$pipeline]:-} | **${ratio}×** |"
+    cratio=$(awk -v a="$mc" -v b="$tc" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')
+    echo "| $test | $pipeline | $t | ${p99[tiercache/$test/$pipeline]:-} | $tc | $m | ${p99[memcached/$test/$pipeline]:-} | $mc | **${ratio}×** | ${cratio}× |"
   done
 done

@@ -9,6 +9,13 @@
 # and a release build (cargo build --release -p tiercache). Prints a
 # Markdown table; ratios are tiercache / redis-server in the same run.
 #
+# Beside requests per second it reports each server's CPU time per request
+# (all its threads, user and kernel, from /proc/PID/task/*/schedstat, the
+# lowest over the rounds). At -P 16 the single-core client is the limit and
+# both servers idle part of the time, so req/s cannot tell them apart; CPU
+# per request says which server would go further with a faster client
+# ("CPU ratio" = redis-server's CPU per request / tiercache's).
+#
 # TIERCACHE_CONFIG=FILE runs tiercache with that config (e.g.
 # scripts/pure-cache.toml: memory tier only, no store, like a server with
 # persistence off); by default it runs the durable default (write-back to
@@ -45,37 +52,50 @@ for port in "$tc_port" "$redis_port"; do
   done
 done
 
-# run PORT PIPELINE -> lines "TEST rps p99"
+# cpu_ns PID: CPU time of all the process's threads so far, in nanoseconds.
+cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { print s }'; }
+
+# run PORT TEST PIPELINE -> "TEST rps p99"
 run() {
-  taskset -c 1 redis-benchmark -p "$1" -t set,get -c 50 -n "$requests" -P "$2" --csv 2>/dev/null |
+  taskset -c 1 redis-benchmark -p "$1" -t "$2" -c 50 -n "$requests" -P "$3" --csv 2>/dev/null |
     awk -F'","' 'NR > 1 { gsub(/"/, ""); split($0, f, ","); print f[1], f[2], f[7] }'
 }
 
-declare -A best p99
+declare -A best p99 cpu
 for round in $(seq "$rounds"); do
   for pipeline in 1 16; do
-    for server in tiercache redis; do
-      port=$tc_port
-      [ "$server" = redis ] && port=$redis_port
-      while read -r test rps lat; do
+    for t in set get; do
+      for server in tiercache redis; do
+        port=$tc_port pid=$tc_pid
+        [ "$server" = redis ] && port=$redis_port pid=$redis_pid
+        before=$(cpu_ns "$pid")
+        read -r test rps lat < <(run "$port" "$t" "$pipeline")
+        used=$(( $(cpu_ns "$pid") - before ))
         key="$server/$test/$pipeline"
         if awk -v a="$rps" -v b="${best[$key]:-0}" 'BEGIN { exit !(a > b) }'; then
           best[$key]=$rps
           p99[$key]=$lat
         fi
-      done < <(run "$port" "$pipeline")
+        per=$(awk -v c="$used" -v n="$requests" 'BEGIN { printf "%.3f", c / n / 1000 }')
+        if awk -v a="$per" -v b="${cpu[$key]:-1e9}" 'BEGIN { exit !(a < b) }'; then
+          cpu[$key]=$per
+        fi
+      done
     done
   done
   echo "round $round of $rounds done" >&2
 done
 
-echo "| test | pipeline | tiercache req/s | p99 ms | redis-server req/s | p99 ms | ratio |"
-echo "| --- | --- | --- | --- | --- | --- | --- |"
+echo "| test | pipeline | tiercache req/s | p99 ms | CPU µs/req | redis-server req/s | p99 ms | CPU µs/req | ratio | CPU ratio |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 for pipeline in 1 16; do
   for test in SET GET; do
     t=${best[tiercache/$test/$pipeline]:-0}
     r=${best[redis/$test/$pipeline]:-0}
+    tc=${cpu[tiercache/$test/$pipeline]:-0}
+    rc=${cpu[redis/$test/$pipeline]:-0}
     ratio=$(awk -v a="$t" -v b="$r" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')
-    echo "| $test | $pipeline | $t | ${p99[tiercache/$test/$pipeline]:-} | $r | ${p99[redis/$test/$pipeline]:-} | **${ratio}×** |"
+    cratio=$(awk -v a="$rc" -v b="$tc" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')
+    echo "| $test | $pipeline | $t | ${p99[tiercache/$test/$pipeline]:-} | $tc | $r | ${p99[redis/$test/$pipeline]:-} | $rc | **${ratio}×** | ${cratio}× |"
   done
 done
