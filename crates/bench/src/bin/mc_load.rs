@@ -8,6 +8,10 @@
 //! batch's round trip, as redis-benchmark counts it) goes into an
 //! HdrHistogram. Output: one CSV line `test,rps,p50_ms,p99_ms`.
 //!
+//! `get` first stores every key once (so gets hit); `--no-preload` skips
+//! that, for a run against a server already holding the keys (a profile
+//! that should count only the gets).
+//!
 //! ```text
 //! mc-load --addr 127.0.0.1:11211 --test set --connections 50 --pipeline 16 --seconds 5
 //! ```
@@ -25,6 +29,7 @@ struct Args {
     seconds: f64,
     keys: u64,
     value_size: usize,
+    preload: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -36,6 +41,7 @@ fn parse_args() -> Result<Args, String> {
         seconds: 5.0,
         keys: 100_000,
         value_size: 3,
+        preload: true,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -48,6 +54,7 @@ fn parse_args() -> Result<Args, String> {
             "--seconds" => a.seconds = value()?.parse().map_err(|e| format!("{e}"))?,
             "--keys" => a.keys = value()?.parse().map_err(|e| format!("{e}"))?,
             "--value-size" => a.value_size = value()?.parse().map_err(|e| format!("{e}"))?,
+            "--no-preload" => a.preload = false,
             other => return Err(format!("unknown flag {other}")),
         }
     }
@@ -199,7 +206,7 @@ fn main() {
         .build()
         .expect("runtime");
     let result = rt.block_on(async {
-        if args.test == "get" {
+        if args.test == "get" && args.preload {
             preload(&args).await?;
         }
         let started = Instant::now();
