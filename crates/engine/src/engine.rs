@@ -18,6 +18,7 @@ use crate::store::{Mutation, Store};
 use crate::writeback::WriteBack;
 use bytes::Bytes;
 use parking_lot::Mutex;
+use smallvec::SmallVec;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -110,6 +111,9 @@ pub struct EngineStats {
 }
 
 const KEY_LOCK_STRIPES: usize = 1024;
+
+/// The stripe locks a write holds (see [`Core::lock_keys`]); released on drop.
+pub(crate) type KeyLocks<'a> = SmallVec<[tokio::sync::MutexGuard<'a, ()>; 4]>;
 
 /// A write (`Some`) or delete (`None`) of one key.
 type KeyOp = (Bytes, Option<Entry>);
@@ -450,16 +454,16 @@ impl Core {
         out
     }
 
-    pub(crate) async fn lock_keys<'a>(
-        &'a self,
-        keys: impl Iterator<Item = &[u8]>,
-    ) -> Vec<tokio::sync::MutexGuard<'a, ()>> {
-        let mut stripes: Vec<usize> = keys
+    /// Takes the write locks of `keys`' stripes, in stripe order (so two
+    /// multi-key writes cannot deadlock). Inline up to a few stripes: a
+    /// one-key write allocates nothing here.
+    pub(crate) async fn lock_keys<'a>(&'a self, keys: impl Iterator<Item = &[u8]>) -> KeyLocks<'a> {
+        let mut stripes: SmallVec<[usize; 8]> = keys
             .map(|k| self.hasher.hash_one(k) as usize % KEY_LOCK_STRIPES)
             .collect();
         stripes.sort_unstable();
         stripes.dedup();
-        let mut guards = Vec::with_capacity(stripes.len());
+        let mut guards = KeyLocks::with_capacity(stripes.len());
         for s in stripes {
             guards.push(self.key_locks[s].lock().await);
         }
@@ -666,14 +670,15 @@ impl Core {
         if self.closing.load(Ordering::Relaxed) {
             return Err(EngineError::ShuttingDown);
         }
-        // Almost every call touches one namespace: group without a map then.
+        // Almost every call touches one namespace: group without a map (or
+        // any allocation) then.
         let first = ops.first().map_or(0, |(k, _)| self.router.route(k));
-        let groups: Vec<(usize, Vec<KeyOp>)> = if ops
+        let groups: SmallVec<[(usize, Vec<KeyOp>); 1]> = if ops
             .iter()
             .skip(1)
             .all(|(k, _)| self.router.route(k) == first)
         {
-            vec![(first, ops)]
+            smallvec::smallvec![(first, ops)]
         } else {
             let mut by_ns: HashMap<usize, Vec<KeyOp>> = HashMap::new();
             for (k, op) in ops {

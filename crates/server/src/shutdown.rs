@@ -116,7 +116,11 @@ mod tests {
         assert!(r.is_err());
         let mut b = a.clone();
         tx.send(true).unwrap();
-        tokio::time::timeout(Duration::from_secs(5), b.recv()).await.unwrap();
-        tokio::time::timeout(Duration::from_secs(5), a.recv()).await.unwrap();
+        tokio::time::timeout(Duration::from_secs(5), b.recv())
+            .await
+            .unwrap();
+        tokio::time::timeout(Duration::from_secs(5), a.recv())
+            .await
+            .unwrap();
     }
 }

@@ -8,14 +8,17 @@ use crate::entry::{now_ms, parse_i64, Entry, ValueKind};
 use crate::error::{EngineError, Result};
 use crate::journal::FsyncPolicy;
 use bytes::Bytes;
+use smallvec::SmallVec;
 
 /// A sequence of operations whose write-back journal appends are made
 /// durable together by [`Session::commit`] (group commit). Protocol servers
 /// run each pipelined batch in one session and commit before replying.
 pub struct Session<'a> {
     pub(crate) core: &'a Core,
-    /// Per namespace, the highest journal sequence number written.
-    pub(crate) commit_through: Vec<u64>,
+    /// Per namespace, the highest journal sequence number written. Inline
+    /// for up to four namespaces: a session per request batch allocates
+    /// nothing for it.
+    pub(crate) commit_through: SmallVec<[u64; 4]>,
     /// The time single-key reads check expiry against, once frozen.
     clock: Option<u64>,
 }
@@ -24,7 +27,7 @@ impl<'a> Session<'a> {
     pub(super) fn new(core: &'a Core) -> Self {
         Session {
             core,
-            commit_through: vec![0; core.namespaces.len()],
+            commit_through: smallvec::smallvec![0; core.namespaces.len()],
             clock: None,
         }
     }

@@ -148,7 +148,6 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> McConnection<S> {
         session.freeze_clock(); // one clock read per batch
         let mut flow = Flow::Continue;
         let mut executed = 0;
-        let mut sets: Vec<Req<'_>> = Vec::new();
         let request = |slot: &Slot| {
             Req::new(
                 batch,
@@ -163,18 +162,19 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> McConnection<S> {
                 out: &mut self.out,
                 server: &self.server,
             };
-            // A run of plain `set`s is written as one engine batch.
-            sets.clear();
-            for slot in &self.requests[executed..] {
-                let req = request(slot);
-                if !storage::is_plain_set(&req) {
-                    break;
-                }
-                sets.push(req);
-            }
-            if sets.len() > 1 {
+            // A run of plain `set`s is written as one engine batch (counted
+            // first, so a lone request collects nothing).
+            let run = self.requests[executed..]
+                .iter()
+                .take_while(|slot| storage::is_plain_set(&request(slot)))
+                .count();
+            if run > 1 {
+                let sets: Vec<Req<'_>> = self.requests[executed..executed + run]
+                    .iter()
+                    .map(request)
+                    .collect();
                 storage::run_set_batch(&sets, &mut ctx).await;
-                executed += sets.len();
+                executed += run;
                 continue;
             }
             let req = request(&self.requests[executed]);

@@ -50,6 +50,22 @@ pub async fn get(req: &Req<'_>, ctx: &mut Ctx<'_, '_>) {
     let start = ctx.out.len();
     let stats = ctx.stats();
     match expires_at {
+        None if keys.len() == 1 => {
+            // The common `get <key>`: a hit needs no owned key and no vectors.
+            let key = req.tok(keys.start);
+            let found = match ctx.session.get(key).await {
+                Ok(found) => found,
+                Err(e) => return ctx.engine_error(false, &e),
+            };
+            stats.cmd_get.incr();
+            match found {
+                Some(e) if e.kind == ValueKind::String => {
+                    stats.get_hits.incr();
+                    value_reply(ctx.out, key, &e, with_cas);
+                }
+                _ => stats.get_misses.incr(),
+            }
+        }
         None => {
             let keys: Vec<Bytes> = keys.map(|i| Bytes::copy_from_slice(req.tok(i))).collect();
             let found = match ctx.session.get_many(&keys).await {
