@@ -31,6 +31,7 @@
 
 use super::flags::{strtol32, strtoul32, strtoull, MetaFlags};
 use crate::resp::Limits;
+use memchr::memchr;
 
 /// memcached's `KEY_MAX_LENGTH`.
 pub const KEY_MAX_LEN: usize = 250;
@@ -430,22 +431,20 @@ pub fn valid_key(key: &[u8]) -> bool {
 }
 
 /// memcached's `tokenize_command`: split on single spaces, empty tokens skipped.
+/// Splits a line at spaces (runs of them count as one), as memcached's
+/// `tokenize_command`. The line scans use the `memchr` crate: a byte loop
+/// here and for the line's end was a tenth of an unpipelined `get`'s
+/// instructions (callgrind).
 fn tokenize(line: &[u8], tokens: &mut Vec<(usize, usize)>) {
     tokens.clear();
     let mut start = 0;
-    for (i, &b) in line.iter().enumerate() {
-        if b == b' ' {
-            if i > start {
-                tokens.push((start, i));
-            }
-            start = i + 1;
+    for i in memchr::memchr_iter(b' ', line) {
+        if i > start {
+            tokens.push((start, i));
         }
+        start = i + 1;
     }
     if line.len() > start {
         tokens.push((start, line.len()));
     }
-}
-
-fn memchr(needle: u8, hay: &[u8]) -> Option<usize> {
-    hay.iter().position(|&b| b == needle)
 }
