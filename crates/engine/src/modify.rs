@@ -93,7 +93,7 @@ impl Session<'_> {
         f: impl FnOnce(Option<&Entry>) -> (Change, T),
     ) -> Result<Modified<T>> {
         let core = self.core;
-        let _lock = core.lock_keys(std::iter::once(key.as_ref())).await;
+        let _lock = core.lock_key(&key).await;
         let old = core.read(&key).await?;
         let (change, result) = f(old.as_ref());
         let op = match change {
@@ -140,7 +140,7 @@ impl Session<'_> {
     /// was stored, with its fresh cas unique (`None` when it deleted).
     pub async fn put(&mut self, key: Bytes, entry: Entry) -> Result<Option<Entry>> {
         let core = self.core;
-        let _lock = core.lock_keys(std::iter::once(key.as_ref())).await;
+        let _lock = core.lock_key(&key).await;
         let mut e = core.with_default_ttl(&key, entry);
         e.cas = next_cas();
         let op = (!e.is_expired_at(now_ms())).then_some(e);

@@ -6,7 +6,7 @@
 use crate::config::ServerConfig;
 use crate::connection::RespConnection;
 use crate::memcache::McConnection;
-use crate::shutdown::Shutdown;
+use crate::shutdown::{Shutdown, ShutdownSignal};
 use crate::state::ServerState;
 use std::fmt;
 use std::future::Future;
@@ -20,7 +20,7 @@ use std::time::Duration;
 use tiercache_engine::Engine;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream, UnixListener, UnixStream};
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 /// Where a server listens: `127.0.0.1:6380` or `unix:/run/tiercache.sock`.
@@ -173,7 +173,7 @@ async fn serve_protocol(
         )),
     };
     let server = Arc::new(ServerState::new(config, port));
-    let (stop_tx, stop_rx) = watch::channel(false);
+    let stop = ShutdownSignal::new();
     let mut tasks = JoinSet::new();
     tokio::pin!(shutdown);
     tracing::info!(addr = %listener.local_addr()?, protocol = protocol.name(), "server listening");
@@ -185,7 +185,7 @@ async fn serve_protocol(
             accepted = listener.accept() => match accepted {
                 Ok(stream) => {
                     let permit = limit.clone().try_acquire_owned().ok();
-                    let (engine, server, shutdown) = (engine.clone(), server.clone(), Shutdown::new(stop_rx.clone()));
+                    let (engine, server, shutdown) = (engine.clone(), server.clone(), stop.subscribe());
                     tasks.spawn(async move {
                         match stream {
                             Stream::Tcp(s) => {
@@ -218,7 +218,7 @@ async fn serve_protocol(
         protocol = protocol.name(),
         "server shutting down"
     );
-    let _ = stop_tx.send(true);
+    stop.signal();
     let drain = async {
         while let Some(res) = tasks.join_next().await {
             log_join(res);

@@ -73,11 +73,10 @@ pub(crate) async fn read_more<S: AsyncRead + Unpin>(
         }
     };
     // `biased`, read first: when the request is already waiting (the common
-    // case under load) the shutdown branch is never polled. When it is, it
-    // polls the connection's one long-lived wait (see `Shutdown`), so no
-    // waiter is registered and removed per request. Shutdown is still seen
-    // under a steady stream of requests: it is checked above before every
-    // read.
+    // case under load) the shutdown branch is never polled; when it is, the
+    // poll is a waker registration and a flag load (see `Shutdown`).
+    // Shutdown is still seen under a steady stream of requests: it is
+    // checked above before every read.
     tokio::select! {
         biased;
         r = read => Ok(match r? {

@@ -78,7 +78,7 @@ impl<'a> Session<'a> {
     /// Writes one key.
     pub async fn set(&mut self, key: Bytes, value: Bytes, opts: SetOptions) -> Result<SetOutcome> {
         let core = self.core;
-        let _lock = core.lock_keys(std::iter::once(key.as_ref())).await;
+        let _lock = core.lock_key(&key).await;
         let needs_old = opts.return_old
             || opts.condition != SetCondition::Always
             || opts.expiry == SetExpiry::Keep;
@@ -119,7 +119,7 @@ impl<'a> Session<'a> {
 
     /// Writes one entry exactly as given (expiry included).
     pub async fn set_entry(&mut self, key: Bytes, entry: Entry) -> Result<()> {
-        let _lock = self.core.lock_keys(std::iter::once(key.as_ref())).await;
+        let _lock = self.core.lock_key(&key).await;
         let op = (!entry.is_expired_at(now_ms())).then_some(entry);
         self.core
             .write_many(vec![(key, op)], &mut self.commit_through)
@@ -176,7 +176,7 @@ impl<'a> Session<'a> {
     pub async fn expire(&mut self, key: &[u8], at: Option<u64>) -> Result<bool> {
         let core = self.core;
         let key = Bytes::copy_from_slice(key);
-        let _lock = core.lock_keys(std::iter::once(key.as_ref())).await;
+        let _lock = core.lock_key(&key).await;
         let Some(old) = core.read(&key).await? else {
             return Ok(false);
         };
@@ -193,7 +193,7 @@ impl<'a> Session<'a> {
     /// keeping its expiry; returns the new value.
     pub async fn incr_by(&mut self, key: Bytes, delta: i64) -> Result<i64> {
         let core = self.core;
-        let _lock = core.lock_keys(std::iter::once(key.as_ref())).await;
+        let _lock = core.lock_key(&key).await;
         let old = core.read(&key).await?;
         let current = match &old {
             Some(e) if e.kind != ValueKind::String => return Err(EngineError::WrongType),
