@@ -136,17 +136,20 @@ impl Session<'_> {
 
     /// Blind write of one entry (no read): like [`Session::set_many`] with
     /// one key (the namespace's default TTL applies to an entry without
-    /// expiry; an entry already expired deletes the key), but returns what
-    /// was stored, with its fresh cas unique (`None` when it deleted).
-    pub async fn put(&mut self, key: Bytes, entry: Entry) -> Result<Option<Entry>> {
+    /// expiry; an entry already expired deletes the key), but returns the
+    /// stored entry's fresh cas unique (`None` when it deleted). Only the
+    /// cas comes back, not the entry: a copy of the entry would make its
+    /// value shared, an allocation per write (memcached's `set`).
+    pub async fn put(&mut self, key: Bytes, entry: Entry) -> Result<Option<u64>> {
         let core = self.core;
         let _lock = core.lock_key(&key).await;
         let mut e = core.with_default_ttl(&key, entry);
         e.cas = next_cas();
         let op = (!e.is_expired_at(now_ms())).then_some(e);
-        core.write_stamped(vec![(key, op.clone())], &mut self.commit_through)
+        let cas = op.as_ref().map(|e| e.cas);
+        core.write_stamped(vec![(key, op)], &mut self.commit_through)
             .await?;
-        Ok(op)
+        Ok(cas)
     }
 
     /// [`Session::put`] for many keys at once, in order (a key named twice

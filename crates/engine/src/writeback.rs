@@ -145,36 +145,38 @@ impl WriteBack {
     /// Queues `op` for `key`; returns the number of pending keys.
     fn insert_pending(&self, key: Bytes, op: Option<Entry>, seq: u64) -> usize {
         let mut q = self.queue.lock();
-        self.insert_pending_locked(&mut q, key, op, seq)
+        self.insert_pending_locked(&mut q, &key, op, seq)
     }
 
+    /// Queues `op` for `key`. The key is copied (made shared: an
+    /// allocation) only when it was not dirty yet; a key written again
+    /// keeps the queue's copy.
     fn insert_pending_locked(
         &self,
         q: &mut Queue,
-        key: Bytes,
+        key: &Bytes,
         op: Option<Entry>,
         seq: u64,
     ) -> usize {
-        let added = weight(&key, &op);
+        let added = weight(key, &op);
         self.dirty_bytes.fetch_add(added, Ordering::Relaxed);
-        match q.pending.entry(key) {
-            std::collections::hash_map::Entry::Occupied(mut slot) => {
-                let old = slot.get();
-                self.dirty_bytes
-                    .fetch_sub(weight(slot.key(), &old.op), Ordering::Relaxed);
-                let since = old.since;
-                slot.insert(Dirty { op, seq, since });
-            }
-            std::collections::hash_map::Entry::Vacant(slot) => {
-                // Read the clock only for a newly dirty key: a key written
-                // again keeps its first-dirty time (and a SET costs no
-                // clock read on the hot-key path).
-                slot.insert(Dirty {
+        if let Some(old) = q.pending.get_mut(&key[..]) {
+            self.dirty_bytes
+                .fetch_sub(weight(key, &old.op), Ordering::Relaxed);
+            old.op = op;
+            old.seq = seq;
+        } else {
+            // Read the clock only for a newly dirty key: a key written
+            // again keeps its first-dirty time (and a SET costs no clock
+            // read on the hot-key path).
+            q.pending.insert(
+                key.clone(),
+                Dirty {
                     op,
                     seq,
                     since: now_ms(),
-                });
-            }
+                },
+            );
         }
         q.pending.len()
     }
@@ -197,8 +199,7 @@ impl WriteBack {
             let mut q = self.queue.lock();
             let mut pending = 0;
             for (i, (key, op)) in ops.iter().enumerate() {
-                pending =
-                    self.insert_pending_locked(&mut q, key.clone(), op.clone(), first + i as u64);
+                pending = self.insert_pending_locked(&mut q, key, op.clone(), first + i as u64);
             }
             (first, pending)
         }) else {
@@ -206,15 +207,19 @@ impl WriteBack {
         };
         let last = first + ops.len() as u64 - 1;
         for (i, (key, op)) in ops.into_iter().enumerate() {
+            // In-flight loads are invalidated before the memory tier has
+            // the entry: the write is already visible in the queue, which
+            // a load reads before the stores (see `Flights::invalidate`),
+            // and the key can then move into the tier without a copy.
+            written(&key);
             match op {
                 Some(e) => {
-                    self.l1.put(key.clone(), e, first + i as u64);
+                    self.l1.put(key, e, first + i as u64);
                 }
                 None => {
                     self.l1.remove(&key);
                 }
             }
-            written(&key);
         }
         if pending >= self.flush_batch {
             self.wake.notify_one();

@@ -53,7 +53,7 @@ pub async fn store(
         // No read: the plain write path, as cheap as a RESP SET.
         let stored = ctx.session.put(key, entry()).await?;
         stats.total_items.incr();
-        return Ok((Outcome::Stored, stored.map_or(0, |e| e.cas)));
+        return Ok((Outcome::Stored, stored.unwrap_or(0)));
     }
     let max = ctx.server.config.limits.max_bulk_len;
     let m = ctx
