@@ -134,13 +134,20 @@ impl RequestParser {
     }
 
     fn multibulk_header(&mut self, buf: &[u8]) -> Result<Option<usize>, ProtocolError> {
-        let Some(line_end) = find_crlf(buf, 1) else {
-            if buf.len() > MAX_INLINE_LEN {
-                return Err(err("too big mbulk count string"));
+        let (count, line_end) = match simple_length(buf, 1) {
+            Some(found) => found,
+            None => {
+                let Some(line_end) = find_crlf(buf, 1) else {
+                    if buf.len() > MAX_INLINE_LEN {
+                        return Err(err("too big mbulk count string"));
+                    }
+                    return Ok(None);
+                };
+                let count =
+                    parse_len(&buf[1..line_end]).ok_or_else(|| err("invalid multibulk length"))?;
+                (count, line_end)
             }
-            return Ok(None);
         };
-        let count = parse_len(&buf[1..line_end]).ok_or_else(|| err("invalid multibulk length"))?;
         if count > self.limits.max_multibulk_len as i64 {
             return Err(err("invalid multibulk length"));
         }
@@ -174,14 +181,20 @@ impl RequestParser {
                     first.escape_ascii()
                 )));
             }
-            let Some(line_end) = find_crlf(buf, pos + 1) else {
-                if buf.len() - pos > MAX_INLINE_LEN {
-                    return Err(err("too big bulk count string"));
+            let (len, line_end) = match simple_length(buf, pos + 1) {
+                Some(found) => found,
+                None => {
+                    let Some(line_end) = find_crlf(buf, pos + 1) else {
+                        if buf.len() - pos > MAX_INLINE_LEN {
+                            return Err(err("too big bulk count string"));
+                        }
+                        break;
+                    };
+                    let len = parse_len(&buf[pos + 1..line_end])
+                        .ok_or_else(|| err("invalid bulk length"))?;
+                    (len, line_end)
                 }
-                break;
             };
-            let len =
-                parse_len(&buf[pos + 1..line_end]).ok_or_else(|| err("invalid bulk length"))?;
             if len < 0 || len > self.limits.max_bulk_len as i64 {
                 return Err(err("invalid bulk length"));
             }
@@ -235,6 +248,31 @@ impl RequestParser {
         split_inline(&mut buf[..line_end], &mut self.args)?;
         Ok(Some(nl + 1))
     }
+}
+
+/// The common length line in one pass: 1 to 18 ASCII digits (so no
+/// overflow), no leading zero but for "0" itself, then CRLF. Returns the
+/// value and the index of the `\r`, as [`find_crlf`] and [`parse_len`]
+/// would. Anything else (a sign, a leading zero, another byte, a line not
+/// yet complete) is `None`, and the caller takes that general path, which
+/// answers as Redis does; this only skips the second pass over the digits
+/// (a fifth of an unpipelined GET's parsing, callgrind).
+fn simple_length(buf: &[u8], from: usize) -> Option<(i64, usize)> {
+    let limit = buf.len().min(from + 18);
+    let mut v: i64 = 0;
+    let mut i = from;
+    while i < limit {
+        let d = buf[i].wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        v = v * 10 + i64::from(d);
+        i += 1;
+    }
+    if i == from || (buf[from] == b'0' && i > from + 1) {
+        return None;
+    }
+    (buf.get(i) == Some(&b'\r') && buf.get(i + 1) == Some(&b'\n')).then_some((v, i))
 }
 
 fn find_crlf(buf: &[u8], from: usize) -> Option<usize> {
@@ -398,5 +436,43 @@ mod tests {
                 b"xy z".to_vec()
             ]
         );
+    }
+
+    #[test]
+    fn the_one_pass_length_agrees_with_the_general_path() {
+        // Every string up to 6 bytes over an alphabet with digits, a sign,
+        // CR, LF and another byte, behind a one-byte prefix as in `$…`.
+        let alphabet = b"019-\r\nx";
+        let mut checked = 0;
+        let mut fast = 0;
+        for len in 0..=6u32 {
+            for mut code in 0..alphabet.len().pow(len) {
+                let mut buf = vec![b'$'];
+                for _ in 0..len {
+                    buf.push(alphabet[code % alphabet.len()]);
+                    code /= alphabet.len();
+                }
+                checked += 1;
+                if let Some((v, end)) = simple_length(&buf, 1) {
+                    fast += 1;
+                    assert_eq!(find_crlf(&buf, 1), Some(end), "{:?}", buf.escape_ascii());
+                    assert_eq!(parse_len(&buf[1..end]), Some(v), "{:?}", buf.escape_ascii());
+                }
+            }
+        }
+        assert!(
+            checked > 100_000 && fast > 100,
+            "{checked} cases, {fast} fast"
+        );
+        // The usual shapes take the fast path; 19 digits do not.
+        assert_eq!(simple_length(b"*3\r\n", 1), Some((3, 2)));
+        assert_eq!(simple_length(b"$0\r\n", 1), Some((0, 2)));
+        assert_eq!(
+            simple_length(b"$123456789012345678\r\n", 1),
+            Some((123456789012345678, 19))
+        );
+        assert_eq!(simple_length(b"$1234567890123456789\r\n", 1), None);
+        assert_eq!(simple_length(b"$07\r\n", 1), None);
+        assert_eq!(simple_length(b"$12\r", 1), None);
     }
 }
