@@ -91,7 +91,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
                 if error.is_some() || flow == Flow::Close {
                     return Ok(());
                 }
-                if self.requests.is_empty() {
+                // Nothing left to parse (the usual end of a batch): read
+                // next without parsing an empty buffer first.
+                if self.requests.is_empty() || self.read_buf.is_empty() {
                     break;
                 }
             }
@@ -130,7 +132,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
         self.ranges.clear();
         self.requests.clear();
         let mut offset = 0;
-        while self.requests.len() < MAX_BATCH {
+        // An empty rest parses to nothing in every parser state: skip it.
+        while self.requests.len() < MAX_BATCH && offset < self.read_buf.len() {
             match self.parser.parse(&mut self.read_buf[offset..]) {
                 Ok(None) => break,
                 Ok(Some(n)) => {

@@ -87,7 +87,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> McConnection<S> {
                 if flow == Flow::Close {
                     return Ok(());
                 }
-                if self.requests.is_empty() && consumed == 0 {
+                // Nothing left to parse (the usual end of a batch): read
+                // next without parsing an empty buffer first.
+                if self.read_buf.is_empty() || (self.requests.is_empty() && consumed == 0) {
                     break;
                 }
             }
@@ -115,7 +117,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> McConnection<S> {
         self.tokens.clear();
         self.requests.clear();
         let mut offset = 0;
-        while self.requests.len() < MAX_BATCH {
+        // An empty rest parses to nothing in every parser state: skip it.
+        while self.requests.len() < MAX_BATCH && offset < self.read_buf.len() {
             match self.parser.parse(&mut self.read_buf[offset..]) {
                 Ok(None) => break,
                 Ok(Some((n, parsed))) => {
