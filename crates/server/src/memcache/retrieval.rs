@@ -2,9 +2,22 @@
 
 use super::flags::strtol32;
 use super::parse::valid_key;
+use super::stats::McStats;
 use super::{expiry_from_exptime, push_u64, Ctx, Req};
 use bytes::{Bytes, BytesMut};
 use tiercache_engine::{now_ms, Change, Entry, ValueKind};
+
+/// A `get`'s answer for one key: its `VALUE` block on a hit (a Redis hash
+/// is a miss), counted either way.
+fn fetched(out: &mut BytesMut, stats: &McStats, key: &[u8], found: Option<&Entry>, with_cas: bool) {
+    match found {
+        Some(e) if e.kind == ValueKind::String => {
+            stats.get_hits.incr();
+            value_reply(out, key, e, with_cas);
+        }
+        _ => stats.get_misses.incr(),
+    }
+}
 
 /// `VALUE <key> <flags> <bytes>[ <cas>]\r\n<data>\r\n`
 fn value_reply(out: &mut BytesMut, key: &[u8], e: &Entry, with_cas: bool) {
@@ -58,13 +71,7 @@ pub async fn get(req: &Req<'_>, ctx: &mut Ctx<'_, '_>) {
                 Err(e) => return ctx.engine_error(false, &e),
             };
             stats.cmd_get.incr();
-            match found {
-                Some(e) if e.kind == ValueKind::String => {
-                    stats.get_hits.incr();
-                    value_reply(ctx.out, key, &e, with_cas);
-                }
-                _ => stats.get_misses.incr(),
-            }
+            fetched(ctx.out, stats, key, found.as_ref(), with_cas);
         }
         None => {
             let keys: Vec<Bytes> = keys.map(|i| Bytes::copy_from_slice(req.tok(i))).collect();
@@ -74,13 +81,7 @@ pub async fn get(req: &Req<'_>, ctx: &mut Ctx<'_, '_>) {
             };
             stats.cmd_get.add(keys.len() as u64);
             for (key, e) in keys.iter().zip(&found) {
-                match e {
-                    Some(e) if e.kind == ValueKind::String => {
-                        stats.get_hits.incr();
-                        value_reply(ctx.out, key, e, with_cas);
-                    }
-                    _ => stats.get_misses.incr(),
-                }
+                fetched(ctx.out, stats, key, e.as_ref(), with_cas);
             }
         }
         Some(at) => {
