@@ -251,7 +251,7 @@ impl StoreConfig {
 
 /// Default [`SqliteStore::write_nice`]: a flush runs in the CPU time the
 /// request path leaves (measured in `tiercache-stores`' `sqlite/writer.rs`).
-pub const DEFAULT_WRITE_NICE: u8 = 10;
+pub const DEFAULT_WRITE_NICE: u8 = 19;
 
 /// `type = "sqlite"`: `path` (relative to the data dir), `table` (default `kv`).
 #[derive(Debug, Clone, PartialEq, Eq)]

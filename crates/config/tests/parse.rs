@@ -42,7 +42,7 @@ fn spec_example_parses() {
             path: PathBuf::from("tiercache.db"),
             table: "kv".into(),
             exclusive: true,
-            write_nice: 10,
+            write_nice: 19,
             timeout: None
         }))
     );

@@ -70,7 +70,7 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Niceness steps the writer thread runs below the server by default (see
 /// `sqlite/writer.rs` for the measurement).
-pub const DEFAULT_WRITE_NICE: u8 = 10;
+pub const DEFAULT_WRITE_NICE: u8 = 19;
 
 /// A [`Store`] backed by one table of an SQLite database file.
 ///
