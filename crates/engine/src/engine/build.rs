@@ -132,7 +132,7 @@ impl EngineBuilder {
             namespaces,
             flights: Flights::new(),
             key_locks: (0..KEY_LOCK_STRIPES)
-                .map(|_| tokio::sync::Mutex::new(()))
+                .map(|_| async_lock::Mutex::new(()))
                 .collect(),
             hasher: Default::default(),
             hits: AtomicU64::new(0),
