@@ -56,7 +56,7 @@ pub use stats::McStats;
 use crate::state::ServerState;
 use bytes::BytesMut;
 use std::sync::Arc;
-use tiercache_engine::{Engine, EngineError, Session};
+use tiercache_engine::{now_ms, Engine, EngineError, Session};
 
 /// One request of a batch: its tokens (ranges into `buf`) and what the
 /// parser made of it.
@@ -184,6 +184,16 @@ pub fn expiry_from_exptime(exptime: i32, now: u64) -> Option<u64> {
         Some(if at <= now { 1 } else { at })
     } else {
         Some(now + e as u64 * 1000)
+    }
+}
+
+/// [`expiry_from_exptime`] at the current time, reading the clock only
+/// for an exptime that needs it (most items never expire).
+pub fn expiry_now(exptime: i32) -> Option<u64> {
+    match exptime {
+        0 => None,
+        e if e < 0 => Some(1),
+        e => expiry_from_exptime(e, now_ms()),
     }
 }
 
@@ -319,6 +329,17 @@ mod tests {
         assert_eq!(ttl_secs(None, now), -1);
         assert_eq!(ttl_secs(Some(now + 99_001), now), 100);
         assert_eq!(ttl_secs(Some(now - 5), now), 0);
+    }
+
+    #[test]
+    fn expiry_now_agrees_with_expiry_from_exptime() {
+        assert_eq!(expiry_now(0), None);
+        assert_eq!(expiry_now(-5), Some(1));
+        assert_eq!(expiry_now(1_600_000_000), Some(1)); // an absolute time past
+        assert_eq!(expiry_now(2_000_000_000), Some(2_000_000_000_000));
+        let before = now_ms();
+        let at = expiry_now(10).unwrap();
+        assert!((before + 10_000..=now_ms() + 10_000).contains(&at), "{at}");
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! `set add replace append prepend cas`, and the store logic `ms` shares:
 //! memcached's `do_store_item` as one engine read-modify-write.
 
-use super::{expiry_from_exptime, Ctx, Parsed, Req, StoreCmd};
+use super::{expiry_from_exptime, expiry_now, Ctx, Parsed, Req, StoreCmd};
 use bytes::Bytes;
 use tiercache_engine::{now_ms, Change, EngineError, Entry, ValueKind};
 
@@ -45,8 +45,7 @@ pub async fn store(
     let stats = ctx.stats();
     stats.cmd_set.incr();
     let key = Bytes::copy_from_slice(key);
-    let now = now_ms();
-    let expires_at = expiry_from_exptime(item.exptime, now);
+    let expires_at = expiry_now(item.exptime);
     // The value is copied out of the read buffer (the memory invariant).
     let entry = || Entry::with_flags(Bytes::copy_from_slice(item.value), expires_at, item.flags);
     if cmd == StoreCmd::Set {
