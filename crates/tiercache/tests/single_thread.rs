@@ -40,8 +40,8 @@ fn one_worker_thread_serves_both_protocols_and_reads_sqlite() {
         let server_nice = nice_of(&format!("/proc/{pid}/stat")).unwrap();
         assert_eq!(
             writer_thread_nice(pid),
-            Some((server_nice + 10).min(19)),
-            "the write-back flush runs on its own thread, 10 steps below the server"
+            Some((server_nice + i64::from(tiercache_config::DEFAULT_WRITE_NICE)).min(19)),
+            "the write-back flush runs on its own thread, write_nice steps below the server"
         );
     }
     // SIGTERM flushes the write-back queue into SQLite and exits 0.
