@@ -497,7 +497,7 @@ impl Core {
         let keys = std::slice::from_ref(key);
         for (depth, store) in ns.cfg.stores.iter().enumerate() {
             if let Some(mut e) = store.get_many(keys).await?.pop().flatten() {
-                if e.is_expired_at(now_ms()) {
+                if e.is_expired() {
                     continue;
                 }
                 stamp_loaded(&mut e);

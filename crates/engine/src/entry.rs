@@ -204,6 +204,12 @@ impl Entry {
         matches!(self.expires_at, Some(t) if t <= now)
     }
 
+    /// [`Entry::is_expired_at`] now, reading the clock only for an entry
+    /// that can expire (most never do).
+    pub fn is_expired(&self) -> bool {
+        self.expires_at.is_some_and(|t| t <= now_ms())
+    }
+
     /// Remaining time to live in milliseconds at `now`; `None` when it never expires.
     pub fn ttl_ms_at(&self, now: u64) -> Option<u64> {
         self.expires_at.map(|t| t.saturating_sub(now))
@@ -251,7 +257,15 @@ pub fn parse_i64(s: &[u8]) -> Option<i64> {
 
 #[cfg(test)]
 mod tests {
-    use super::{now_ms, parse_i64, std_now_ms};
+    use super::{now_ms, parse_i64, std_now_ms, Entry};
+
+    #[test]
+    fn is_expired_reads_the_clock_for_entries_that_expire() {
+        assert!(!Entry::new("v").is_expired());
+        assert!(Entry::with_expiry("v", Some(1)).is_expired());
+        assert!(Entry::with_expiry("v", Some(now_ms())).is_expired());
+        assert!(!Entry::with_expiry("v", Some(now_ms() + 60_000)).is_expired());
+    }
 
     #[test]
     fn the_fast_clock_reads_what_std_reads() {

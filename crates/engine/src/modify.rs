@@ -145,9 +145,7 @@ impl Session<'_> {
         let _lock = core.lock_key(&key).await;
         let mut e = core.with_default_ttl(&key, entry);
         e.cas = next_cas();
-        // The clock is read only for an entry that can expire.
-        let expired = e.expires_at.is_some_and(|t| t <= now_ms());
-        let op = (!expired).then_some(e);
+        let op = (!e.is_expired()).then_some(e);
         let cas = op.as_ref().map(|e| e.cas);
         core.write_stamped(vec![(key, op)], &mut self.commit_through)
             .await?;

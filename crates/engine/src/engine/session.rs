@@ -120,8 +120,7 @@ impl<'a> Session<'a> {
     /// Writes one entry exactly as given (expiry included).
     pub async fn set_entry(&mut self, key: Bytes, entry: Entry) -> Result<()> {
         let _lock = self.core.lock_key(&key).await;
-        let expired = entry.expires_at.is_some_and(|t| t <= now_ms());
-        let op = (!expired).then_some(entry);
+        let op = (!entry.is_expired()).then_some(entry);
         self.core
             .write_many(vec![(key, op)], &mut self.commit_through)
             .await

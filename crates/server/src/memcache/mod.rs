@@ -190,11 +190,9 @@ pub fn expiry_from_exptime(exptime: i32, now: u64) -> Option<u64> {
 /// [`expiry_from_exptime`] at the current time, reading the clock only
 /// for an exptime that needs it (most items never expire).
 pub fn expiry_now(exptime: i32) -> Option<u64> {
-    match exptime {
-        0 => None,
-        e if e < 0 => Some(1),
-        e => expiry_from_exptime(e, now_ms()),
-    }
+    // 0 (never) and negatives (already expired) do not depend on `now`.
+    let now = if exptime > 0 { now_ms() } else { 0 };
+    expiry_from_exptime(exptime, now)
 }
 
 /// Remaining time to live in whole seconds, rounded up (`-1`: never).
