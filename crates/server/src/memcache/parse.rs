@@ -211,10 +211,6 @@ impl McParser {
         if end > 1 && buf[end - 1] == b'\r' {
             end -= 1;
         }
-        // memcached reads the line as a C string: a NUL ends it.
-        if let Some(z) = memchr(0, &buf[..end]) {
-            end = z;
-        }
         tokenize(&buf[..end], &mut self.tokens);
         let line_end = nl + 1;
         match self.classify(buf, line_end) {
@@ -430,21 +426,66 @@ pub fn valid_key(key: &[u8]) -> bool {
     key.len() <= KEY_MAX_LEN
 }
 
-/// memcached's `tokenize_command`: split on single spaces, empty tokens skipped.
-/// Splits a line at spaces (runs of them count as one), as memcached's
-/// `tokenize_command`. The line scans use the `memchr` crate: a byte loop
-/// here and for the line's end was a tenth of an unpipelined `get`'s
-/// instructions (callgrind).
+/// Splits a line at spaces (runs of them count as one) as memcached's
+/// `tokenize_command` does, stopping at a NUL: memcached reads the line as
+/// a C string.
+///
+/// The scan for spaces and the NUL is one pass of `memchr`'s portable
+/// word-at-a-time searcher. Command lines are short (a `set` line is about
+/// 30 bytes), and there the AVX2 `memchr` pays its set-up on every call: a
+/// `set` took seven calls for the line's end, the NUL and the spaces.
+/// Callgrind, per pipelined request: `set` 2,621 → 2,464 instructions,
+/// `get` 1,607 → 1,544 (a plain byte loop: 2,527 and 1,629). The line's
+/// end, which may lie beyond a long value, is still found with AVX2.
 fn tokenize(line: &[u8], tokens: &mut Vec<(usize, usize)>) {
     tokens.clear();
     let mut start = 0;
-    for i in memchr::memchr_iter(b' ', line) {
+    let mut end = line.len();
+    for i in memchr::arch::all::memchr::Two::new(b' ', 0).iter(line) {
+        if line[i] == 0 {
+            end = i;
+            break;
+        }
         if i > start {
             tokens.push((start, i));
         }
         start = i + 1;
     }
-    if line.len() > start {
-        tokens.push((start, line.len()));
+    if end > start {
+        tokens.push((start, end));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tokenize;
+
+    fn words(line: &[u8]) -> Vec<&[u8]> {
+        let mut tokens = Vec::new();
+        tokenize(line, &mut tokens);
+        tokens.iter().map(|&(s, e)| &line[s..e]).collect()
+    }
+
+    #[test]
+    fn tokenize_skips_runs_of_spaces_and_stops_at_a_nul() {
+        assert_eq!(words(b"set k 0 0 1"), [&b"set"[..], b"k", b"0", b"0", b"1"]);
+        assert_eq!(words(b"  get   a  b "), [&b"get"[..], b"a", b"b"]);
+        assert_eq!(words(b""), Vec::<&[u8]>::new());
+        assert_eq!(words(b"   "), Vec::<&[u8]>::new());
+        assert_eq!(words(b"get a\0 b c"), [&b"get"[..], b"a"]);
+        assert_eq!(words(b"get a \0b"), [&b"get"[..], b"a"]);
+        assert_eq!(words(b"\0get a"), Vec::<&[u8]>::new());
+        // Tokens that straddle the searcher's 8-byte words, and a long line.
+        let long: Vec<u8> = (0..300)
+            .flat_map(|i| format!("key{i} ").into_bytes())
+            .collect();
+        let got = words(&long);
+        assert_eq!(got.len(), 300);
+        assert_eq!(got[0], b"key0");
+        assert_eq!(got[299], b"key299");
+        assert_eq!(
+            words(b"abcdefghijklmnop qrstuvwx\0yz"),
+            [&b"abcdefghijklmnop"[..], b"qrstuvwx"]
+        );
     }
 }
