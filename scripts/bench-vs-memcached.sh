@@ -58,7 +58,7 @@ for port in "$tc_port" "$mc_port"; do
 done
 
 # cpu_ns PID: CPU time of all the process's threads so far, in nanoseconds.
-cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { print s }'; }
+cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s }'; }
 
 declare -A best p99 cpu
 for round in $(seq "$rounds"); do
