@@ -24,7 +24,9 @@
 //!   its hold as released and as not-a-lookup, so the counts stay balanced.
 //! - A writer sets `WRITER` (one writer at a time) and waits until
 //!   `released` equals the count it saw: every reader admitted before it
-//!   has left.
+//!   has left. Whatever raises `released` (a reader leaving, or a writer
+//!   leaving and settling tentative increments, which the next writer may
+//!   already count) wakes a writer parked on it.
 //!
 //! Waiting spins briefly, then parks on `parking_lot_core`, the crate that
 //! `parking_lot`'s own locks are built on.
@@ -250,13 +252,27 @@ impl<T> ShardLock<T> {
     #[inline(never)]
     fn write_unlock_contended(&self, admitted: u64) {
         let state = self.acquired.fetch_and(!(WRITER | PARKED), Release);
+        self.settle_after_unlock(state, admitted);
+    }
+
+    /// The rest of a contended unlock, once `WRITER` is clear (`state` is
+    /// `acquired` as it was just before).
+    fn settle_after_unlock(&self, state: u64, admitted: u64) {
         // Readers that met our WRITER bit left their increments behind;
         // count them as released and as not lookups. `uncounted` first: a
         // writer that sees `released` complete must see it too.
         let tentative = (state & COUNT) - admitted;
         if tentative > 0 {
             self.uncounted.fetch_add(tentative, Relaxed);
-            self.released.fetch_add(tentative, Release);
+            // The next writer can take the bit as soon as it is clear
+            // above, count these increments among the readers it waits
+            // for, and park before they are released here: wake it, as a
+            // reader's release would. (Without this, a test run hung with
+            // the writer parked on a complete count and every reader
+            // parked behind it.)
+            if self.released.fetch_add(tentative, Release) & WAITING != 0 {
+                self.wake_writer();
+            }
         }
         if state & PARKED != 0 {
             // SAFETY: the key as parked on in `wait_while_writer`.
@@ -371,6 +387,44 @@ mod tests {
         let writes = (threads * reads / 10) as u64;
         assert_eq!(lock.write().0, writes);
         assert_eq!(lock.lookups(), threads as u64 * reads as u64 - writes);
+    }
+
+    /// A writer that parks on readers a previous writer has not yet
+    /// counted as released is woken when that writer counts them.
+    #[test]
+    fn a_writer_waiting_on_tentative_readers_wakes_when_they_are_settled() {
+        let lock = std::sync::Arc::new(ShardLock::new(0u64));
+        // A writer holds the lock and a reader meets its WRITER bit: the
+        // reader's increment is tentative.
+        let first = lock.write();
+        let admitted = first.admitted;
+        lock.acquired.fetch_add(1, Acquire);
+        // The first half of the contended unlock: WRITER cleared...
+        std::mem::forget(first);
+        let state = lock.acquired.fetch_and(!(WRITER | PARKED), Release);
+        // ...and before the second half, the next writer comes, counts
+        // the tentative reader as admitted, and parks waiting for it.
+        let (done, finished) = std::sync::mpsc::channel();
+        let next = lock.clone();
+        std::thread::spawn(move || {
+            *next.write() += 1;
+            let _ = done.send(());
+        });
+        let begun = Instant::now();
+        while lock.released.load(Relaxed) & WAITING == 0 {
+            assert!(
+                begun.elapsed() < Duration::from_secs(10),
+                "the writer never waited"
+            );
+            std::thread::yield_now();
+        }
+        std::thread::sleep(Duration::from_millis(50)); // let it park
+        lock.settle_after_unlock(state, admitted);
+        assert!(
+            finished.recv_timeout(Duration::from_secs(10)).is_ok(),
+            "the second writer was never woken"
+        );
+        assert_eq!(*lock.read(), 1);
     }
 
     #[test]
