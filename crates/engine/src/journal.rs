@@ -142,12 +142,18 @@ fn encode(out: &mut Vec<u8>, op: u8, seq: u64, key: &[u8], entry: Option<&Entry>
     };
     let len = FIXED_PAYLOAD + key.len() + flags_len + value.len();
     let start = out.len();
-    out.extend_from_slice(&(len as u32).to_le_bytes());
-    out.extend_from_slice(&[0; 4]);
-    out.push(op);
-    out.extend_from_slice(&seq.to_le_bytes());
-    out.extend_from_slice(&expires.to_le_bytes());
-    out.extend_from_slice(&(key.len() as u32).to_le_bytes());
+    // One reservation and one copy of the fixed fields, built on the stack:
+    // eight small `extend_from_slice` calls each checked capacity and
+    // called `memcpy`.
+    out.reserve(HEADER + len);
+    let mut fixed = [0u8; HEADER + FIXED_PAYLOAD];
+    fixed[0..4].copy_from_slice(&(len as u32).to_le_bytes());
+    // fixed[4..8]: the checksum, filled in below.
+    fixed[8] = op;
+    fixed[9..17].copy_from_slice(&seq.to_le_bytes());
+    fixed[17..25].copy_from_slice(&expires.to_le_bytes());
+    fixed[25..29].copy_from_slice(&(key.len() as u32).to_le_bytes());
+    out.extend_from_slice(&fixed);
     out.extend_from_slice(key);
     if op == OP_SET_FLAGS || op == OP_SET_KIND {
         out.extend_from_slice(&flags.to_le_bytes());
