@@ -1,6 +1,7 @@
 //! The `tiercache` command line: `serve`, `proxy` and `check-config` (SPEC "Command line"),
 //! and `bench` (the benchmark lab and `bench trace`).
 
+mod allocator;
 mod bench;
 mod proxy;
 mod serve;
@@ -15,9 +16,10 @@ use std::process::ExitCode;
 /// (`perf`, redis-benchmark -P 16). Redis ships with jemalloc for the same
 /// reason. Measured: +10% SET -P 16 against the glibc build on a busy
 /// machine, within noise on an idle one. The memory tier's bound counts its
-/// own bytes, not the allocator's, so this changes no accounting.
+/// own bytes, not the allocator's, so this changes no accounting. See
+/// [`allocator`] for why not `mimalloc::MiMalloc` itself.
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: allocator::MiMalloc = allocator::MiMalloc;
 
 #[derive(Parser)]
 #[command(
