@@ -19,7 +19,7 @@ seconds=${2:-3}
 rounds=${3:-2}
 nice_a=${4:-10}
 nice_b=${5:-19}
-bin=target/release/tiercache
+bin=${TIERCACHE_BIN:-target/release/tiercache}
 load=target/release/mc-load
 for b in "$bin" "$load"; do
   [ -x "$b" ] || { echo "build first: cargo build --release -p tiercache -p tiercache-bench" >&2; exit 2; }

@@ -12,6 +12,9 @@
 # 16. Needs memcached (Debian: memcached) and release builds:
 #   cargo build --release -p tiercache -p tiercache-bench --bin tiercache --bin mc-load
 #
+# TIERCACHE_BIN=PATH runs that build instead of target/release/tiercache
+# (an A/B of two builds).
+#
 # TIERCACHE_CONFIG=FILE runs tiercache with that config (e.g.
 # scripts/pure-cache.toml: memory tier only, no store, like a server with
 # persistence off); by default it runs the durable default (write-back to
@@ -26,7 +29,7 @@ cd "$(dirname "$0")/.."
 
 rounds=${1:-5}
 seconds=${2:-5}
-bin=target/release/tiercache
+bin=${TIERCACHE_BIN:-target/release/tiercache}
 load=target/release/mc-load
 for b in "$bin" "$load"; do
   [ -x "$b" ] || { echo "build first: cargo build --release -p tiercache -p tiercache-bench" >&2; exit 2; }

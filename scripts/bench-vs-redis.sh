@@ -16,6 +16,9 @@
 # per request says which server would go further with a faster client
 # ("CPU ratio" = redis-server's CPU per request / tiercache's).
 #
+# TIERCACHE_BIN=PATH runs that build instead of target/release/tiercache
+# (an A/B of two builds).
+#
 # TIERCACHE_CONFIG=FILE runs tiercache with that config (e.g.
 # scripts/pure-cache.toml: memory tier only, no store, like a server with
 # persistence off); by default it runs the durable default (write-back to
@@ -25,7 +28,7 @@ cd "$(dirname "$0")/.."
 
 rounds=${1:-5}
 requests=${2:-200000}
-bin=target/release/tiercache
+bin=${TIERCACHE_BIN:-target/release/tiercache}
 [ -x "$bin" ] || { echo "build first: cargo build --release -p tiercache" >&2; exit 2; }
 for tool in redis-server redis-benchmark taskset; do
   command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 2; }

@@ -22,7 +22,7 @@ test=${1:-set}
 pipeline=${2:-1}
 seconds=${3:-5}
 keys=${4:-100000}
-bin=target/release/tiercache
+bin=${TIERCACHE_BIN:-target/release/tiercache}
 load=target/release/mc-load
 for b in "$bin" "$load"; do
   [ -x "$b" ] || { echo "build first: cargo build --release -p tiercache -p tiercache-bench" >&2; exit 2; }
