@@ -9,6 +9,7 @@
 #   scripts/bench-absent-keys.sh [ROUNDS] [BIN...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/common.sh
 rounds=${1:-3}
 shift || true
 bins=("$@")
@@ -17,7 +18,6 @@ for tool in redis-server redis-benchmark taskset; do
   command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 2; }
 done
 work=$(mktemp -d)
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 pids=()
 ports=()
 trap 'kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT

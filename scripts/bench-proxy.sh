@@ -15,6 +15,7 @@
 # same run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/common.sh
 
 rounds=${1:-3}
 duration=${2:-10s}
@@ -27,7 +28,6 @@ done
 
 work=$(mktemp -d)
 chmod 755 "$work"
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 origin_port=$(free_port)
 tc_port=$(free_port)
 nginx_port=$(free_port)

@@ -26,6 +26,7 @@
 # "CPU ratio" = memcached's CPU per request / tiercache's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/common.sh
 
 rounds=${1:-5}
 seconds=${2:-5}
@@ -38,30 +39,7 @@ for tool in memcached taskset; do
   command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 2; }
 done
 
-work=$(mktemp -d)
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-tc_port=$(free_port)
-mc_port=$(free_port)
-
-config_args=()
-[ -n "${TIERCACHE_CONFIG:-}" ] && config_args=(--config "$TIERCACHE_CONFIG")
-taskset -c 0 "$bin" serve "${config_args[@]}" --data-dir "$work/tc" --resp off --memcache "127.0.0.1:$tc_port" \
-  --admin off 2>"$work/tiercache.log" &
-tc_pid=$!
-# -u root only matters (and is only needed) when running as root.
-taskset -c 0 memcached -p "$mc_port" -U 0 -l 127.0.0.1 -t 1 -m 1024 -u root \
-  >"$work/memcached.log" 2>&1 &
-mc_pid=$!
-trap 'kill $tc_pid $mc_pid 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
-for port in "$tc_port" "$mc_port"; do
-  for _ in $(seq 100); do
-    python3 -c "import socket; socket.create_connection(('127.0.0.1', $port))" 2>/dev/null && break
-    sleep 0.1
-  done
-done
-
-# cpu_ns PID: CPU time of all the process's threads so far, in nanoseconds.
-cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s }'; }
+start_memcached_pair "$bin"
 
 declare -A best p99 cpu
 for round in $(seq "$rounds"); do

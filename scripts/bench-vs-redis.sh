@@ -25,6 +25,7 @@
 # SQLite).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/common.sh
 
 rounds=${1:-5}
 requests=${2:-200000}
@@ -35,7 +36,6 @@ for tool in redis-server redis-benchmark taskset; do
 done
 
 work=$(mktemp -d)
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 tc_port=$(free_port)
 redis_port=$(free_port)
 
@@ -55,8 +55,6 @@ for port in "$tc_port" "$redis_port"; do
   done
 done
 
-# cpu_ns PID: CPU time of all the process's threads so far, in nanoseconds.
-cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s }'; }
 
 # run PORT TEST PIPELINE -> "TEST rps p99"
 run() {

@@ -17,6 +17,7 @@
 # machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/common.sh
 
 test=${1:-set}
 pipeline=${2:-1}
@@ -31,25 +32,7 @@ for tool in memcached taskset perf nstat; do
   command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 2; }
 done
 
-work=$(mktemp -d)
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-tc_port=$(free_port)
-mc_port=$(free_port)
-config_args=()
-[ -n "${TIERCACHE_CONFIG:-}" ] && config_args=(--config "$TIERCACHE_CONFIG")
-taskset -c 0 "$bin" serve "${config_args[@]}" --data-dir "$work/tc" --resp off \
-  --memcache "127.0.0.1:$tc_port" --admin off 2>"$work/tiercache.log" &
-tc_pid=$!
-taskset -c 0 memcached -p "$mc_port" -U 0 -l 127.0.0.1 -t 1 -m 1024 -u root \
-  >"$work/memcached.log" 2>&1 &
-mc_pid=$!
-trap 'kill $tc_pid $mc_pid 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
-for port in "$tc_port" "$mc_port"; do
-  for _ in $(seq 100); do
-    python3 -c "import socket; socket.create_connection(('127.0.0.1', $port))" 2>/dev/null && break
-    sleep 0.1
-  done
-done
+start_memcached_pair "$bin"
 
 events=$(echo syscalls:sys_enter_{read,write,recvfrom,sendto,sendmsg,pwrite64,pread64,epoll_wait,futex,fdatasync} \
   sched:sched_switch | tr ' ' ,)

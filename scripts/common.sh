@@ -1,0 +1,39 @@
+# Shared by the scripts/bench-*.sh and scripts/mc-cost-per-request.sh
+# comparisons: source it, do not run it.
+
+# free_port: a TCP port on 127.0.0.1 that nothing listens on now.
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# wait_for_port PORT: until something accepts on 127.0.0.1:PORT (10 s at most).
+wait_for_port() {
+  for _ in $(seq 100); do
+    python3 -c "import socket; socket.create_connection(('127.0.0.1', $1))" 2>/dev/null && return
+    sleep 0.1
+  done
+}
+
+# cpu_ns PID: CPU time of all the process's threads so far, in nanoseconds
+# (printf, not print: mawk prints large sums as 3.05935e+09).
+cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s }'; }
+
+# start_memcached_pair BIN: tiercache (memcached protocol only; the config
+# in TIERCACHE_CONFIG if set) and memcached with one worker thread, both
+# pinned to core 0, in a temporary directory removed on exit. Sets work,
+# tc_port, tc_pid, mc_port and mc_pid, and returns once both accept.
+start_memcached_pair() {
+  work=$(mktemp -d)
+  tc_port=$(free_port)
+  mc_port=$(free_port)
+  local config_args=()
+  [ -n "${TIERCACHE_CONFIG:-}" ] && config_args=(--config "$TIERCACHE_CONFIG")
+  taskset -c 0 "$1" serve "${config_args[@]}" --data-dir "$work/tc" --resp off \
+    --memcache "127.0.0.1:$tc_port" --admin off 2>"$work/tiercache.log" &
+  tc_pid=$!
+  # -u root only matters (and is only needed) when running as root.
+  taskset -c 0 memcached -p "$mc_port" -U 0 -l 127.0.0.1 -t 1 -m 1024 -u root \
+    >"$work/memcached.log" 2>&1 &
+  mc_pid=$!
+  trap 'kill $tc_pid $mc_pid 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+  wait_for_port "$tc_port"
+  wait_for_port "$mc_port"
+}
