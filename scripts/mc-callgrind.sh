@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Instructions per request of tiercache's memcached front end, counted by
+# callgrind: repeatable for one binary and load, however busy the machine
+# (req/s on these shared 2-core machines is not). The server runs under
+# `valgrind --tool=callgrind --instr-atstart=no --separate-threads=yes`,
+# pinned to core 0; counting is switched on only for the measured `mc-load`
+# run (50 connections, 100,000 keys, 3-byte values), after a 3 s warm-up.
+#
+#   scripts/mc-callgrind.sh [TEST] [PIPELINE] [SECONDS] [OUTDIR]
+#
+# Prints each thread's instructions and their total per request. Requests
+# are mc-load's rate × seconds (about ±1%); for an exact count, count the
+# calls of a function run once per request in the profiles left in OUTDIR
+# (default target/callgrind), e.g. `tiercache_engine::journal::encode` for
+# durable SETs. TIERCACHE_CONFIG=FILE and TIERCACHE_BIN=PATH as in
+# scripts/bench-vs-memcached.sh. Needs valgrind and release builds:
+#   cargo build --release -p tiercache -p tiercache-bench --bin tiercache --bin mc-load
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/common.sh
+
+test=${1:-set}
+pipeline=${2:-1}
+seconds=${3:-10}
+out=${4:-target/callgrind}
+bin=${TIERCACHE_BIN:-target/release/tiercache}
+load=target/release/mc-load
+for b in "$bin" "$load"; do
+  [ -x "$b" ] || { echo "build first: cargo build --release -p tiercache -p tiercache-bench" >&2; exit 2; }
+done
+for tool in valgrind callgrind_control taskset; do
+  command -v "$tool" >/dev/null || { echo "missing $tool (Debian: valgrind, util-linux)" >&2; exit 2; }
+done
+
+mkdir -p "$out"
+rm -f "$out"/callgrind.out.*
+work=$(mktemp -d)
+port=$(free_port)
+config_args=()
+[ -n "${TIERCACHE_CONFIG:-}" ] && config_args=(--config "$TIERCACHE_CONFIG")
+taskset -c 0 valgrind --tool=callgrind --instr-atstart=no --separate-threads=yes \
+  --callgrind-out-file="$out/callgrind.out.%p" "$bin" serve "${config_args[@]}" \
+  --data-dir "$work/tc" --resp off --memcache "127.0.0.1:$port" --admin off 2>"$work/server.log" &
+pid=$!
+trap 'kill $pid 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+# valgrind starts slowly: up to 30 s.
+for _ in 1 2 3; do wait_for_port "$port"; done
+
+mc_load() {
+  taskset -c 1 "$load" --addr "127.0.0.1:$port" --test "$test" --connections 50 \
+    --pipeline "$pipeline" "$@"
+}
+mc_load --seconds 3 >/dev/null
+callgrind_control -i on "$pid" >/dev/null 2>&1
+IFS=, read -r _name rps _p50 _p99 < <(mc_load --seconds "$seconds" --no-preload)
+callgrind_control -i off "$pid" >/dev/null 2>&1
+kill -INT "$pid"
+wait "$pid" 2>/dev/null || true
+
+requests=$(awk -v r="$rps" -v s="$seconds" 'BEGIN { printf "%.0f", r * s }')
+total=0
+for f in "$out"/callgrind.out.*-*; do
+  n=$(awk '/^totals:/ { print $2; exit }' "$f")
+  [ -n "$n" ] || continue
+  echo "$(basename "$f"): $n instructions"
+  total=$((total + n))
+done
+echo "requests $requests, instructions $total, per request $((total / requests))"
