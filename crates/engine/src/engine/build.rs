@@ -2,7 +2,7 @@
 //! filters, opens and replays each write-back journal, and starts the
 //! engine's background tasks.
 
-use super::{spawn_background, Core, Engine, Namespace, KEY_LOCK_STRIPES};
+use super::{spawn_background, Core, Engine, KeyLock, Namespace, KEY_LOCK_STRIPES};
 use crate::error::{EngineError, Result};
 use crate::keyfilter::{KeyFilter, RecordingStore};
 use crate::load::Flights;
@@ -131,9 +131,7 @@ impl EngineBuilder {
             router,
             namespaces,
             flights: Flights::new(),
-            key_locks: (0..KEY_LOCK_STRIPES)
-                .map(|_| async_lock::Mutex::new(()))
-                .collect(),
+            key_locks: (0..KEY_LOCK_STRIPES).map(|_| KeyLock::new(())).collect(),
             hasher: Default::default(),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
