@@ -273,7 +273,7 @@ impl<K: Hash + Eq, V> Shard<K, V> {
                 return Insertion::Present;
             }
             self.counters.inserts += 1;
-            return self.overwrite(i, value, w, expires, pinned, m);
+            return self.overwrite(i, key, value, w, expires, pinned, m);
         }
         self.counters.inserts += 1;
         let history = self.sketch.increment(hash);
@@ -307,9 +307,11 @@ impl<K: Hash + Eq, V> Shard<K, V> {
         Insertion::Stored
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn overwrite<M: Measure<K, V>>(
         &mut self,
         i: u32,
+        key: K,
         value: V,
         w: u64,
         expires: Option<u64>,
@@ -324,6 +326,9 @@ impl<K: Hash + Eq, V> Shard<K, V> {
         let slot = self.slab.slot_mut(i);
         let old_w = m.weight(&slot.key, &slot.value);
         let old_expires = m.expires_at(&slot.value);
+        // The new key replaces the equal old one: a key may share its
+        // allocation with its value, which would outlive the overwrite.
+        slot.key = key;
         slot.value = value;
         slot.touch();
         let q = slot.queue();

@@ -62,7 +62,7 @@ pub use engine::{
     Engine, EngineBuilder, EngineStats, KeyPage, MoveOutcome, Session, SetCondition, SetExpiry,
     SetOptions, SetOutcome, Update,
 };
-pub use entry::{now_ms, parse_i64, Entry, ValueKind};
+pub use entry::{copy_key_value, now_ms, parse_i64, Entry, ValueKind};
 pub use error::{EngineError, Result};
 pub use journal::{FsyncPolicy, WriteBackJournal};
 pub use memory::MemoryTier;

@@ -248,6 +248,22 @@ mod tests {
         assert!(l1.len() < 1000);
     }
 
+    /// A key may share its allocation with its value (`copy_key_value`):
+    /// an overwrite must let go of the old key too, or every overwritten
+    /// entry would keep its first value's bytes alive.
+    #[test]
+    fn an_overwrite_releases_the_old_key_and_value_allocation() {
+        let l1 = MemoryTier::new(1 << 20);
+        let (key, value) = crate::copy_key_value(b"k", &[1u8; 100]);
+        let probe = key.clone();
+        l1.put(key, Entry::new(value), 0);
+        assert!(!probe.is_unique(), "the tier holds the first write");
+        let (key, value) = crate::copy_key_value(b"k", &[2u8; 100]);
+        l1.put(key, Entry::new(value), 0);
+        assert!(probe.is_unique(), "the tier still holds the first write's buffer");
+        assert_eq!(l1.get(b"k", 0).unwrap().value[0], 2);
+    }
+
     #[test]
     fn pinned_entries_survive_pressure_and_unpin_exactly() {
         let l1 = MemoryTier::new(10_000);

@@ -499,7 +499,15 @@ impl Inner {
                 },
                 Mutation::Delete(_) => Slot::Deleted,
             };
-            index.keys.insert(m.key().clone(), slot);
+            // A key new to the index is copied: the write's key may share
+            // its allocation with the value (`copy_key_value`), which the
+            // index must not keep alive.
+            match index.keys.get_mut(&m.key()[..]) {
+                Some(old) => *old = slot,
+                None => {
+                    index.keys.insert(Bytes::copy_from_slice(m.key()), slot);
+                }
+            }
         }
         self.logged.fetch_add(batch.len() as u64, Ordering::Relaxed);
         Ok(())

@@ -347,3 +347,29 @@ async fn a_clear_interrupted_by_a_crash_is_finished_at_open() {
     assert_eq!(got, vec![None, Some(Entry::new("2"))]);
     assert!(!old[0].exists(), "the voided segment was deleted at open");
 }
+
+/// The index keeps keys, not values: a written key that shares its
+/// allocation with its value (`copy_key_value`, as the servers write) is
+/// copied into the index, so the value's bytes are not held in memory.
+#[tokio::test]
+async fn the_index_does_not_keep_a_written_value_alive() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path(), FileStoreOptions::default());
+    let (key, value) = tiercache_engine::copy_key_value(b"k", &[7u8; 1000]);
+    let probe = value.clone();
+    store
+        .apply(&[Mutation::Set(key, Entry::new(value))])
+        .await
+        .unwrap();
+    assert!(probe.is_unique(), "the index holds the write's buffer");
+    // Rewriting a key it knows keeps its own copy of the key.
+    let (key, value) = tiercache_engine::copy_key_value(b"k", &[8u8; 1000]);
+    let probe = value.clone();
+    store
+        .apply(&[Mutation::Set(key, Entry::new(value))])
+        .await
+        .unwrap();
+    assert!(probe.is_unique());
+    let got = store.get_many(&[b("k")]).await.unwrap();
+    assert_eq!(got[0].as_ref().unwrap().value[..], [8u8; 1000][..]);
+}

@@ -97,6 +97,12 @@ impl<'a> Args<'a> {
         Bytes::copy_from_slice(self.get(i))
     }
 
+    /// Arguments `k` (a key) and `v` (its value) as owned bytes, copied
+    /// into one allocation ([`tiercache_engine::copy_key_value`]).
+    pub fn key_value(&self, k: usize, v: usize) -> (Bytes, Bytes) {
+        tiercache_engine::copy_key_value(self.get(k), self.get(v))
+    }
+
     /// Arguments `from..` as owned bytes (keys for multi-key commands).
     pub fn bytes_from(&self, from: usize) -> Vec<Bytes> {
         (from..self.len()).map(|i| self.bytes(i)).collect()

@@ -13,7 +13,10 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, nx: bool) -> Flow {
     }
     let entries = (1..args.len())
         .step_by(2)
-        .map(|i| (args.bytes(i), Entry::new(args.bytes(i + 1))))
+        .map(|i| {
+            let (key, value) = args.key_value(i, i + 1);
+            (key, Entry::new(value))
+        })
         .collect();
     if nx {
         match ctx.session.set_many_if_absent(entries).await {

@@ -130,7 +130,8 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         },
         return_old: o.get,
     };
-    match ctx.session.set(args.bytes(1), args.bytes(2), opts).await {
+    let (key, value) = args.key_value(1, 2);
+    match ctx.session.set(key, value, opts).await {
         Ok(outcome) if opts.return_old => {
             ctx.bulk_or_null(outcome.old.as_ref().map(|e| &e.value[..]));
         }
@@ -147,7 +148,8 @@ pub async fn setnx(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         condition: SetCondition::IfAbsent,
         ..Default::default()
     };
-    match ctx.session.set(args.bytes(1), args.bytes(2), opts).await {
+    let (key, value) = args.key_value(1, 2);
+    match ctx.session.set(key, value, opts).await {
         Ok(outcome) => reply::integer(ctx.out, outcome.applied as i64),
         Err(e) => ctx.engine_error(&e),
     }
@@ -171,7 +173,8 @@ pub async fn setex(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, unit: Unit) -> Flow {
         expiry: SetExpiry::At(at),
         ..Default::default()
     };
-    match ctx.session.set(args.bytes(1), args.bytes(3), opts).await {
+    let (key, value) = args.key_value(1, 3);
+    match ctx.session.set(key, value, opts).await {
         Ok(_) => reply::ok(ctx.out),
         Err(e) => ctx.engine_error(&e),
     }
@@ -201,7 +204,10 @@ pub async fn run_plain_batch(requests: &[Args<'_>], ctx: &mut Ctx<'_, '_>) {
     }
     let entries = requests
         .iter()
-        .map(|args| (args.bytes(1), tiercache_engine::Entry::new(args.bytes(2))))
+        .map(|args| {
+            let (key, value) = args.key_value(1, 2);
+            (key, tiercache_engine::Entry::new(value))
+        })
         .collect();
     match ctx.session.set_many(entries).await {
         Ok(()) => {

@@ -3,7 +3,7 @@
 
 use super::{expiry_from_exptime, expiry_now, Ctx, Parsed, Req, StoreCmd};
 use bytes::Bytes;
-use tiercache_engine::{now_ms, Change, EngineError, Entry, ValueKind};
+use tiercache_engine::{copy_key_value, now_ms, Change, EngineError, Entry, ValueKind};
 
 /// A storage request's item, as parsed.
 pub struct Item<'a> {
@@ -44,16 +44,18 @@ pub async fn store(
 ) -> Result<(Outcome, u64), EngineError> {
     let stats = ctx.stats();
     stats.cmd_set.incr();
-    let key = Bytes::copy_from_slice(key);
     let expires_at = expiry_now(item.exptime);
-    // The value is copied out of the read buffer (the memory invariant).
-    let entry = || Entry::with_flags(Bytes::copy_from_slice(item.value), expires_at, item.flags);
     if cmd == StoreCmd::Set {
-        // No read: the plain write path, as cheap as a RESP SET.
-        let stored = ctx.session.put(key, entry()).await?;
+        // No read: the plain write path, as cheap as a RESP SET. Key and
+        // value are copied out of the read buffer (the memory invariant).
+        let (key, value) = copy_key_value(key, item.value);
+        let entry = Entry::with_flags(value, expires_at, item.flags);
+        let stored = ctx.session.put(key, entry).await?;
         stats.total_items.incr();
         return Ok((Outcome::Stored, stored.unwrap_or(0)));
     }
+    let key = Bytes::copy_from_slice(key);
+    let entry = || Entry::with_flags(Bytes::copy_from_slice(item.value), expires_at, item.flags);
     let max = ctx.server.config.limits.max_bulk_len;
     let m = ctx
         .session
@@ -174,10 +176,11 @@ pub async fn run_set_batch(reqs: &[Req<'_>], ctx: &mut Ctx<'_, '_>) {
             unreachable!("is_plain_set admits only Store requests");
         };
         stats.cmd_set.incr();
-        // The value is copied out of the read buffer (the memory invariant).
-        let value = Bytes::copy_from_slice(req.slice(data));
+        // Key and value are copied out of the read buffer (the memory
+        // invariant), into one allocation.
+        let (key, value) = copy_key_value(req.tok(1), req.slice(data));
         let entry = Entry::with_flags(value, expiry_from_exptime(exptime, now), flags);
-        entries.push((Bytes::copy_from_slice(req.tok(1)), entry));
+        entries.push((key, entry));
     }
     let noreply = |req: &Req<'_>| matches!(req.parsed(), Parsed::Store { noreply: true, .. });
     match ctx.session.put_many(entries).await {
