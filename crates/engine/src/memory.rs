@@ -260,7 +260,10 @@ mod tests {
         assert!(!probe.is_unique(), "the tier holds the first write");
         let (key, value) = crate::copy_key_value(b"k", &[2u8; 100]);
         l1.put(key, Entry::new(value), 0);
-        assert!(probe.is_unique(), "the tier still holds the first write's buffer");
+        assert!(
+            probe.is_unique(),
+            "the tier still holds the first write's buffer"
+        );
         assert_eq!(l1.get(b"k", 0).unwrap().value[0], 2);
     }
 
