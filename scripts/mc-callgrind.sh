@@ -13,7 +13,10 @@
 # calls of a function run once per request in the profiles left in OUTDIR
 # (default target/callgrind), e.g. `tiercache_engine::journal::encode` for
 # durable SETs. TIERCACHE_CONFIG=FILE and TIERCACHE_BIN=PATH as in
-# scripts/bench-vs-memcached.sh. Needs valgrind and release builds:
+# scripts/bench-vs-memcached.sh. SERVER=memcached counts memcached 1.6
+# (`-t 1`, as the comparisons run it) instead of tiercache, for the same
+# load. Extra valgrind options go in VALGRIND_OPTS, e.g. the cache
+# simulator: VALGRIND_OPTS="--cache-sim=yes --LL=33554432,16,64". Needs valgrind and release builds:
 #   cargo build --release -p tiercache -p tiercache-bench --bin tiercache --bin mc-load
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,9 +41,17 @@ work=$(mktemp -d)
 port=$(free_port)
 config_args=()
 [ -n "${TIERCACHE_CONFIG:-}" ] && config_args=(--config "$TIERCACHE_CONFIG")
+if [ "${SERVER:-tiercache}" = memcached ]; then
+  # memcached sets its file limit to exactly -c, and valgrind allows only
+  # its own hard limit, which is 12 below the soft one.
+  ulimit -n 1024
+  server=(memcached -p "$port" -U 0 -l 127.0.0.1 -t 1 -m 1024 -c 1012 -u root)
+else
+  server=("$bin" serve "${config_args[@]}" --data-dir "$work/tc" --resp off
+    --memcache "127.0.0.1:$port" --admin off)
+fi
 taskset -c 0 valgrind --tool=callgrind --instr-atstart=no --separate-threads=yes \
-  --callgrind-out-file="$out/callgrind.out.%p" "$bin" serve "${config_args[@]}" \
-  --data-dir "$work/tc" --resp off --memcache "127.0.0.1:$port" --admin off 2>"$work/server.log" &
+  --callgrind-out-file="$out/callgrind.out.%p" "${server[@]}" 2>"$work/server.log" &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 # valgrind starts slowly: up to 30 s.
