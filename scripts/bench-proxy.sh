@@ -21,7 +21,7 @@ rounds=${1:-3}
 duration=${2:-10s}
 delay=${DELAY:-0.5}
 bin=${TIERCACHE_BIN:-target/release/tiercache}
-[ -x "$bin" ] || { echo "build first: cargo build --release -p tiercache" >&2; exit 2; }
+require_builds "$bin"
 for tool in nginx varnishd wrk python3 curl taskset; do
   command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 2; }
 done

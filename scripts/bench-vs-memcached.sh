@@ -32,9 +32,7 @@ rounds=${1:-5}
 seconds=${2:-5}
 bin=${TIERCACHE_BIN:-target/release/tiercache}
 load=target/release/mc-load
-for b in "$bin" "$load"; do
-  [ -x "$b" ] || { echo "build first: cargo build --release -p tiercache -p tiercache-bench" >&2; exit 2; }
-done
+require_builds "$bin" "$load"
 for tool in memcached taskset; do
   command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 2; }
 done

@@ -30,7 +30,7 @@ cd "$(dirname "$0")/.."
 rounds=${1:-5}
 requests=${2:-200000}
 bin=${TIERCACHE_BIN:-target/release/tiercache}
-[ -x "$bin" ] || { echo "build first: cargo build --release -p tiercache" >&2; exit 2; }
+require_builds "$bin"
 for tool in redis-server redis-benchmark taskset; do
   command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 2; }
 done

@@ -1,6 +1,15 @@
 # Shared by the scripts/bench-*.sh and scripts/mc-cost-per-request.sh
 # comparisons: source it, do not run it.
 
+# require_builds FILE...: exits (2) naming the build command unless every
+# FILE is an executable (the release binaries a script runs).
+require_builds() {
+  local b
+  for b in "$@"; do
+    [ -x "$b" ] || { echo "missing $b; build first: cargo build --release -p tiercache -p tiercache-bench" >&2; exit 2; }
+  done
+}
+
 # free_port: a TCP port on 127.0.0.1 that nothing listens on now.
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 

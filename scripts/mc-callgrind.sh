@@ -16,7 +16,8 @@
 # scripts/bench-vs-memcached.sh. SERVER=memcached counts memcached 1.6
 # (`-t 1`, as the comparisons run it) instead of tiercache, for the same
 # load. Extra valgrind options go in VALGRIND_OPTS, e.g. the cache
-# simulator: VALGRIND_OPTS="--cache-sim=yes --LL=33554432,16,64". Needs valgrind and release builds:
+# simulator: VALGRIND_OPTS="--cache-sim=yes --LL=33554432,16,64".
+# Needs valgrind and release builds:
 #   cargo build --release -p tiercache -p tiercache-bench --bin tiercache --bin mc-load
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,9 +29,7 @@ seconds=${3:-10}
 out=${4:-target/callgrind}
 bin=${TIERCACHE_BIN:-target/release/tiercache}
 load=target/release/mc-load
-for b in "$bin" "$load"; do
-  [ -x "$b" ] || { echo "build first: cargo build --release -p tiercache -p tiercache-bench" >&2; exit 2; }
-done
+require_builds "$bin" "$load"
 for tool in valgrind callgrind_control taskset; do
   command -v "$tool" >/dev/null || { echo "missing $tool (Debian: valgrind, util-linux)" >&2; exit 2; }
 done

@@ -25,9 +25,7 @@ seconds=${3:-5}
 keys=${4:-100000}
 bin=${TIERCACHE_BIN:-target/release/tiercache}
 load=target/release/mc-load
-for b in "$bin" "$load"; do
-  [ -x "$b" ] || { echo "build first: cargo build --release -p tiercache -p tiercache-bench" >&2; exit 2; }
-done
+require_builds "$bin" "$load"
 for tool in memcached taskset perf nstat; do
   command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 2; }
 done
