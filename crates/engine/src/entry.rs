@@ -216,33 +216,6 @@ impl Entry {
     }
 }
 
-/// Copies a key and its value into one allocation, as two [`Bytes`] that
-/// share it: what a write keeps of a request, out of the read buffer.
-///
-/// Two separate copies (`Bytes::copy_from_slice` each) allocate twice, and
-/// each handle allocates again when first cloned (the write-back queue
-/// clones both): four allocations per durable SET. Here there are two,
-/// the buffer and its shared header, and clones only count references.
-/// The buffer is freed when both handles are gone, so a store that keeps
-/// the key of an overwritten entry must take the new key too (the memory
-/// tier does).
-///
-/// ```
-/// use tiercache_engine::copy_key_value;
-/// let (k, v) = copy_key_value(b"user:1", b"alice");
-/// assert_eq!((&k[..], &v[..]), (&b"user:1"[..], &b"alice"[..]));
-/// ```
-pub fn copy_key_value(key: &[u8], value: &[u8]) -> (Bytes, Bytes) {
-    // Exactly the length as capacity: `Bytes::from(Vec)` then takes the
-    // buffer as is (another capacity would allocate its header at once).
-    let mut buf = Vec::with_capacity(key.len() + value.len());
-    buf.extend_from_slice(key);
-    buf.extend_from_slice(value);
-    let mut value = Bytes::from(buf);
-    let key = value.split_to(key.len());
-    (key, value)
-}
-
 /// Redis's `string2ll`: optional `-`, decimal digits, no `+`, no leading
 /// zeros, no spaces, fits in an `i64`. The one integer parser: `INCR` on a
 /// stored value here, RESP header lengths and every integer argument in

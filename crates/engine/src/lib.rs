@@ -50,6 +50,7 @@ pub mod entry;
 pub mod error;
 pub mod journal;
 mod keyfilter;
+mod keyvalue;
 mod load;
 pub mod memory;
 pub mod modify;
@@ -62,9 +63,10 @@ pub use engine::{
     Engine, EngineBuilder, EngineStats, KeyPage, MoveOutcome, Session, SetCondition, SetExpiry,
     SetOptions, SetOutcome, Update,
 };
-pub use entry::{copy_key_value, now_ms, parse_i64, Entry, ValueKind};
+pub use entry::{now_ms, parse_i64, Entry, ValueKind};
 pub use error::{EngineError, Result};
 pub use journal::{FsyncPolicy, WriteBackJournal};
+pub use keyvalue::copy_key_value;
 pub use memory::MemoryTier;
 pub use modify::{CasOutcome, Change, Modified};
 pub use namespace::{NamespaceConfig, WriteMode};

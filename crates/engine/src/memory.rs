@@ -250,21 +250,37 @@ mod tests {
 
     /// A key may share its allocation with its value (`copy_key_value`):
     /// an overwrite must let go of the old key too, or every overwritten
-    /// entry would keep its first value's bytes alive.
+    /// entry would keep its first value's bytes alive. Checked for a large
+    /// value (a `Vec` buffer, probed with `is_unique`) and a small one (an
+    /// inline buffer, counted).
     #[test]
     fn an_overwrite_releases_the_old_key_and_value_allocation() {
         let l1 = MemoryTier::new(1 << 20);
-        let (key, value) = crate::copy_key_value(b"k", &[1u8; 100]);
+        let (key, value) = crate::copy_key_value(b"k", &[1u8; 1000]);
         let probe = key.clone();
         l1.put(key, Entry::new(value), 0);
         assert!(!probe.is_unique(), "the tier holds the first write");
-        let (key, value) = crate::copy_key_value(b"k", &[2u8; 100]);
+        let (key, value) = crate::copy_key_value(b"k", &[2u8; 1000]);
         l1.put(key, Entry::new(value), 0);
         assert!(
             probe.is_unique(),
             "the tier still holds the first write's buffer"
         );
         assert_eq!(l1.get(b"k", 0).unwrap().value[0], 2);
+
+        use crate::keyvalue::tests::live_inline;
+        let before = live_inline();
+        let (key, value) = crate::copy_key_value(b"small", &[1u8; 100]);
+        l1.put(key, Entry::new(value), 0);
+        assert_eq!(live_inline(), before + 1);
+        let (key, value) = crate::copy_key_value(b"small", &[2u8; 100]);
+        l1.put(key, Entry::new(value), 0);
+        assert_eq!(
+            live_inline(),
+            before + 1,
+            "the tier still holds the first small write's buffer"
+        );
+        assert_eq!(l1.get(b"small", 0).unwrap().value[0], 2);
     }
 
     #[test]
