@@ -89,6 +89,11 @@ fn sigkill_mid_load_loses_no_acknowledged_write() {
             );
         }
     }
+    // DBSIZE flushes the write-back queue first: here the tens of thousands
+    // of replayed keys, on a SQLite writer thread that runs niced. On a
+    // machine short of CPU (a debug build beside other jobs) that took over
+    // 30 s, the client's usual read timeout, so it gets longer.
+    client.set_read_timeout(Duration::from_secs(300));
     let Reply::Int(n) = client.call(&[b"DBSIZE"]) else {
         panic!("DBSIZE failed")
     };
