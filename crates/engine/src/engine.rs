@@ -141,10 +141,17 @@ impl Namespace {
         if let Some(dirty) = self.wb.as_ref().and_then(|wb| wb.lookup(key)) {
             return Some(dirty.filter(|e| !e.is_expired_at(now)));
         }
-        if !self.filters.is_empty() && self.filters.iter().all(|f| !f.may_contain(key)) {
+        if self.filters_rule_out(key) {
             return Some(None);
         }
         None
+    }
+
+    /// True when the key filters say `key` is in none of the namespace's
+    /// stores (never wrongly: see `keyfilter.rs`). A dirty key reaches the
+    /// filters only when it is flushed.
+    fn filters_rule_out(&self, key: &[u8]) -> bool {
+        !self.filters.is_empty() && self.filters.iter().all(|f| !f.may_contain(key))
     }
 }
 

@@ -310,6 +310,13 @@ impl WriteBack {
         oldest.map_or(0, |t| now_ms().saturating_sub(t))
     }
 
+    /// Keeps the flusher (and `FLUSHALL`) from changing the stores until
+    /// the guard is dropped: a key count reads the stores and this queue
+    /// as of one moment. Writes still queue meanwhile.
+    pub(crate) async fn hold_flushes(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.flush_lock.lock().await
+    }
+
     /// Writes every dirty key to the stores, in batches of at most
     /// `flush_batch`, then deletes the journal segments that are covered.
     /// On error, what was not written stays queued and journaled.

@@ -6,6 +6,7 @@
 
 use bytes::Bytes;
 use std::collections::BTreeSet;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 use tiercache_engine::testing::MemoryStore;
@@ -217,4 +218,90 @@ async fn update_is_read_modify_write() {
     assert_eq!(s.get(b"x").await.unwrap().unwrap().value, "1");
     assert_eq!(s.get(b"z").await.unwrap(), None);
     s.commit().await.unwrap();
+}
+
+/// `key_stats` corrects the store's count with the write-back queue instead
+/// of flushing it: nothing is written, the queue stays as it was, and the
+/// answer is the one a flush and then a count give.
+#[tokio::test]
+async fn key_stats_count_the_queue_without_flushing_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(MemoryStore::new("sor"));
+    let engine = Engine::builder(dir.path())
+        .namespace(
+            NamespaceConfig::new("default", WriteMode::Back)
+                .store(store.clone())
+                .flush(Duration::from_secs(3600), 1_000_000),
+        )
+        .build()
+        .await
+        .unwrap();
+    let later = now_ms() + 100_000;
+    let mut s = engine.session();
+    // Stored: k00..k39, the even ones expiring.
+    for i in 0..40u64 {
+        let expiry = (i % 2 == 0).then_some(later + i * 1000);
+        s.set_entry(b(&format!("k{i:02}")), Entry::with_expiry("v", expiry))
+            .await
+            .unwrap();
+    }
+    s.commit().await.unwrap();
+    engine.flush().await.unwrap();
+    // Queued: deletes of stored and absent keys; overwrites that drop,
+    // add and change an expiry; new keys with and without one; a new key
+    // deleted again; a stored key overwritten with an entry that expires
+    // before the count.
+    engine
+        .delete(&[b("k00"), b("k01"), b("absent")])
+        .await
+        .unwrap();
+    s.set_entry(b("k02"), Entry::new("no expiry now"))
+        .await
+        .unwrap();
+    s.set_entry(b("k03"), Entry::with_expiry("expiring now", Some(later)))
+        .await
+        .unwrap();
+    s.set_entry(b("k04"), Entry::with_expiry("later", Some(later + 50_000)))
+        .await
+        .unwrap();
+    s.set_entry(b("new1"), Entry::new("v")).await.unwrap();
+    s.set_entry(b("new2"), Entry::with_expiry("v", Some(later)))
+        .await
+        .unwrap();
+    s.set_entry(b("new3"), Entry::new("v")).await.unwrap();
+    s.set_entry(b("k05"), Entry::with_expiry("soon", Some(now_ms() + 20)))
+        .await
+        .unwrap();
+    s.commit().await.unwrap();
+    engine.delete(&[b("new3")]).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+
+    let writes = store.write_calls.load(Ordering::Relaxed);
+    let pending = engine.stats().writeback_pending;
+    assert!(pending >= 9, "{pending} keys queued");
+    let counted = engine.session().key_stats().await.unwrap();
+    assert_eq!(
+        store.write_calls.load(Ordering::Relaxed),
+        writes,
+        "counting wrote to the store"
+    );
+    assert_eq!(
+        engine.stats().writeback_pending,
+        pending,
+        "counting flushed"
+    );
+    // 40 stored, k00 and k01 deleted, new1 and new2 added, k05 expired.
+    assert_eq!(counted.keys, 39);
+    // 20 stored expiring; k00 deleted and k02 no longer expiring, k03 and
+    // new2 now expiring.
+    assert_eq!(counted.expires, 20);
+
+    engine.flush().await.unwrap();
+    assert_eq!(engine.stats().writeback_pending, 0);
+    let flushed = engine.session().key_stats().await.unwrap();
+    assert_eq!((flushed.keys, flushed.expires), (39, 20));
+    assert!(
+        counted.avg_ttl_ms.abs_diff(flushed.avg_ttl_ms) < 1000,
+        "{counted:?} {flushed:?}"
+    );
 }

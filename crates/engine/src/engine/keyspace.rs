@@ -14,7 +14,7 @@
 //! once, whatever is inserted or deleted meanwhile.
 
 use super::{Core, Session};
-use crate::entry::now_ms;
+use crate::entry::{now_ms, Entry};
 use crate::error::Result;
 use crate::store::{in_scan_range, KeyStats, Store};
 use bytes::Bytes;
@@ -163,36 +163,138 @@ impl Session<'_> {
     }
 
     /// Counts every live key, how many have an expiry and their average
-    /// TTL. Flushes write-back data first so that the stores count exactly
-    /// (like `DBSIZE`); a store that is down makes this fail.
+    /// TTL (`DBSIZE`, `INFO keyspace`), without flushing the write-back
+    /// queues.
+    ///
+    /// The count is the systems of record's own, corrected for each dirty
+    /// key: its stored state (looked up in one batch, unless the key
+    /// filters rule it out, as for every key written since the last flush)
+    /// is taken away and its queued state put in. Flushes wait meanwhile,
+    /// so the stores and the queues are read as of one moment. A store
+    /// that is down makes this fail.
+    ///
+    /// Flushing first instead made a count wait for every dirty key to be
+    /// written, by the store's writer at its low priority: over a minute
+    /// for 64,000 keys replayed at start on a busy machine.
+    ///
+    /// ```
+    /// # use tiercache_engine::{Engine, NamespaceConfig, WriteMode, testing::MemoryStore};
+    /// # use std::sync::Arc;
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let store = Arc::new(MemoryStore::new("sor"));
+    /// let hour = std::time::Duration::from_secs(3600);
+    /// let engine = Engine::builder(dir.path())
+    ///     .namespace(
+    ///         NamespaceConfig::new("default", WriteMode::Back)
+    ///             .store(store.clone())
+    ///             .flush(hour, 1_000_000),
+    ///     )
+    ///     .build().await.unwrap();
+    /// engine.set("a", "1").await.unwrap();
+    /// engine.set("b", "2").await.unwrap();
+    /// assert_eq!(engine.session().key_stats().await.unwrap().keys, 2);
+    /// assert!(store.is_empty(), "counted without flushing");
+    /// # });
+    /// ```
     pub async fn key_stats(&mut self) -> Result<KeyStats> {
         let core = self.core;
+        // Nothing else holds two of these locks, so taking them in
+        // namespace order cannot deadlock.
+        let mut held = Vec::new();
         for wb in core.namespaces.iter().filter_map(|n| n.wb.as_ref()) {
-            wb.flush().await?;
+            held.push(wb.hold_flushes().await);
         }
         let now = now_ms();
-        let mut stats = KeyStats::default();
+        let mut tally = Tally::default();
         for sor in core.systems_of_record() {
-            stats = stats.merge(sor.key_stats(now).await?);
+            tally.add_stats(sor.key_stats(now).await?);
         }
+        for ns in &core.namespaces {
+            let (Some(wb), Some(sor)) = (&ns.wb, ns.cfg.stores.last()) else {
+                continue;
+            };
+            let dirty = wb.dirty_in_range(Bound::Unbounded, b"");
+            let ask: Vec<Bytes> = dirty
+                .iter()
+                .map(|(k, _)| k)
+                .filter(|k| !ns.filters_rule_out(k))
+                .cloned()
+                .collect();
+            // In chunks: the stored values come back too.
+            for chunk in ask.chunks(DIRTY_LOOKUP_CHUNK) {
+                for stored in sor.get_many(chunk).await?.iter().flatten() {
+                    tally.remove(stored, now);
+                }
+            }
+            for e in dirty.iter().filter_map(|(_, op)| op.as_ref()) {
+                tally.add(e, now);
+            }
+        }
+        drop(held);
         if core.namespaces.iter().any(|ns| ns.cfg.stores.is_empty()) {
-            let mut mem = KeyStats::default();
-            let mut ttl_sum: u128 = 0;
             core.l1.for_each_live(now, |k, e| {
                 if core.is_pure_cache(k) {
-                    mem.keys += 1;
-                    if let Some(ttl) = e.ttl_ms_at(now) {
-                        mem.expires += 1;
-                        ttl_sum += ttl as u128;
-                    }
+                    tally.add(e, now);
                 }
             });
-            if mem.expires > 0 {
-                mem.avg_ttl_ms = (ttl_sum / mem.expires as u128) as u64;
-            }
-            stats = stats.merge(mem);
         }
-        Ok(stats)
+        Ok(tally.stats())
+    }
+}
+
+/// Dirty keys looked up in their store per call by [`Session::key_stats`].
+const DIRTY_LOOKUP_CHUNK: usize = 4096;
+
+/// Key counts under construction: signed, as dirty keys take stored ones
+/// away.
+#[derive(Default)]
+struct Tally {
+    keys: i128,
+    expires: i128,
+    ttl_sum_ms: i128,
+}
+
+impl Tally {
+    fn add_stats(&mut self, s: KeyStats) {
+        self.keys += i128::from(s.keys);
+        self.expires += i128::from(s.expires);
+        self.ttl_sum_ms += i128::from(s.avg_ttl_ms) * i128::from(s.expires);
+    }
+
+    fn count(&mut self, e: &Entry, now: u64, sign: i128) {
+        if e.is_expired_at(now) {
+            return;
+        }
+        self.keys += sign;
+        if let Some(ttl) = e.ttl_ms_at(now) {
+            self.expires += sign;
+            self.ttl_sum_ms += sign * i128::from(ttl);
+        }
+    }
+
+    fn add(&mut self, e: &Entry, now: u64) {
+        self.count(e, now, 1);
+    }
+
+    fn remove(&mut self, e: &Entry, now: u64) {
+        self.count(e, now, -1);
+    }
+
+    /// The totals. A store shared with other writers can change between
+    /// its count and the lookups: never below zero.
+    fn stats(&self) -> KeyStats {
+        let clamp = |n: i128| u64::try_from(n.max(0)).unwrap_or(u64::MAX);
+        let expires = clamp(self.expires);
+        KeyStats {
+            keys: clamp(self.keys),
+            expires,
+            avg_ttl_ms: if expires == 0 {
+                0
+            } else {
+                clamp(self.ttl_sum_ms / i128::from(expires))
+            },
+        }
     }
 }
 

@@ -181,14 +181,6 @@ impl Client {
         }
     }
 
-    /// How long a read may wait for the server (30 s unless set).
-    pub fn set_read_timeout(&self, timeout: Duration) {
-        self.reader
-            .get_ref()
-            .set_read_timeout(Some(timeout))
-            .unwrap();
-    }
-
     pub fn send_raw(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         self.writer.write_all(bytes)
     }
