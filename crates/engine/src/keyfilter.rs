@@ -213,6 +213,9 @@ impl Store for RecordingStore {
             if let Mutation::Set(k, _) = m {
                 self.filter.insert(k);
             }
+            // A write-back flush's batch is thousands of keys: let the
+            // connections run every 128 (see `WriteBack::flush_locked`).
+            tokio::task::coop::consume_budget().await;
         }
         self.inner.apply(batch).await
     }

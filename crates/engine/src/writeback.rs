@@ -24,6 +24,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::task::coop::consume_budget;
 
 /// A dirty key's newest operation.
 #[derive(Clone)]
@@ -329,7 +330,7 @@ impl WriteBack {
         // Seal the journal and move pending to inflight atomically: no append
         // can land in the sealed segment without being in this snapshot.
         // O(1) unless a failed batch is still in flight.
-        let (sealed, batch) = self.journal.rotate(|| {
+        let (sealed, batch, sync) = self.journal.rotate_unsynced(|| {
             let mut q = self.queue.lock();
             let spare = std::mem::take(&mut q.spare);
             let pending = std::mem::replace(&mut q.pending, spare);
@@ -342,16 +343,29 @@ impl WriteBack {
             }
             q.inflight.clone()
         })?;
+        if let Some(sync) = sync {
+            // On the blocking pool: an fdatasync on a request thread held
+            // every connection for as long as the disk took.
+            let synced = tokio::task::spawn_blocking(move || sync.run())
+                .await
+                .map_err(|e| EngineError::Config(format!("journal sync task failed: {e}")))??;
+            self.journal.mark_synced(synced);
+        }
+        // The bookkeeping below runs on the server's request threads (on
+        // one core, the only one) and costs a few hundred instructions per
+        // key: `consume_budget` lets the connections run every 128 keys, so
+        // a flush of 10,000 keys is not one stall of milliseconds.
         let entries: Vec<(&Bytes, &Dirty)> = batch.iter().collect();
         let mut done = 0;
         for chunk in entries.chunks(self.flush_batch) {
-            let mutations: Vec<Mutation> = chunk
-                .iter()
-                .map(|(k, d)| match &d.op {
+            let mut mutations: Vec<Mutation> = Vec::with_capacity(chunk.len());
+            for (k, d) in chunk {
+                mutations.push(match &d.op {
                     Some(e) => Mutation::Set((*k).clone(), e.clone()),
                     None => Mutation::Delete((*k).clone()),
-                })
-                .collect();
+                });
+                consume_budget().await;
+            }
             // The system of record first: once it has the data, nothing is lost.
             for store in self.stores.iter().rev() {
                 if let Err(e) = store.apply(&mutations).await {
@@ -361,18 +375,23 @@ impl WriteBack {
                     return Err(e.into());
                 }
             }
+            drop_cooperatively(mutations).await;
             for (key, d) in chunk {
                 if d.op.is_some() {
                     self.l1.mark_clean(key, d.seq);
                 }
+                consume_budget().await;
             }
             done += chunk.len();
         }
         self.forget_flushed(&entries);
         let flushed = entries.len();
         drop(entries);
-        self.recycle(batch);
-        self.journal.remove_sealed_through(sealed)?;
+        self.recycle(batch).await;
+        let removal = self.journal.sealed_removal(sealed);
+        tokio::task::spawn_blocking(move || removal.run())
+            .await
+            .map_err(|e| EngineError::Config(format!("journal removal task failed: {e}")))??;
         self.flushes.fetch_add(1, Ordering::Relaxed);
         self.progress.notify_waiters();
         Ok(flushed)
@@ -380,9 +399,12 @@ impl WriteBack {
 
     /// Keeps a flushed batch's map, emptied outside the queue lock, as the
     /// next `pending` (unless a reader still holds it).
-    fn recycle(&self, batch: Arc<DirtyMap>) {
+    async fn recycle(&self, batch: Arc<DirtyMap>) {
         if let Ok(mut map) = Arc::try_unwrap(batch) {
-            map.clear();
+            for entry in map.drain() {
+                drop(entry);
+                consume_budget().await;
+            }
             let mut q = self.queue.lock();
             if map.capacity() > q.spare.capacity() {
                 q.spare = map;
@@ -487,6 +509,15 @@ impl WriteBack {
                 }
             }
         }
+    }
+}
+
+/// Drops `items` one by one, letting other tasks run every 128 (see
+/// `WriteBack::flush_locked`): each drop releases a key and a value.
+async fn drop_cooperatively<T>(items: Vec<T>) {
+    for item in items {
+        drop(item);
+        consume_budget().await;
     }
 }
 

@@ -215,12 +215,15 @@ impl Session<'_> {
                 continue;
             };
             let dirty = wb.dirty_in_range(Bound::Unbounded, b"");
-            let ask: Vec<Bytes> = dirty
-                .iter()
-                .map(|(k, _)| k)
-                .filter(|k| !ns.filters_rule_out(k))
-                .cloned()
-                .collect();
+            // A filter probe is a cache miss per key, and the queue can
+            // hold hundreds of thousands: let the connections run.
+            let mut ask: Vec<Bytes> = Vec::new();
+            for (k, _) in &dirty {
+                if !ns.filters_rule_out(k) {
+                    ask.push(k.clone());
+                }
+                tokio::task::coop::consume_budget().await;
+            }
             // In chunks: the stored values come back too.
             for chunk in ask.chunks(DIRTY_LOOKUP_CHUNK) {
                 for stored in sor.get_many(chunk).await?.iter().flatten() {
