@@ -323,7 +323,16 @@ impl WriteBack {
     /// On error, what was not written stays queued and journaled.
     pub(crate) async fn flush(&self) -> Result<usize> {
         let _one_at_a_time = self.flush_lock.lock().await;
-        self.flush_locked().await
+        // Under pressure (writers near the point where they wait for the
+        // flusher), finishing the flush comes first: its passes do not
+        // yield to the connections (see `flush_locked`), as they would
+        // otherwise every 128 keys, each time behind every ready
+        // connection.
+        if self.dirty_bytes.load(Ordering::Relaxed) > self.high_water / 4 {
+            tokio::task::coop::unconstrained(self.flush_locked()).await
+        } else {
+            self.flush_locked().await
+        }
     }
 
     async fn flush_locked(&self) -> Result<usize> {
