@@ -384,8 +384,9 @@ impl WriteBack {
                     return Err(e.into());
                 }
             }
-            drop_cooperatively(mutations).await;
-            for (key, d) in chunk {
+            // One pass: release each written copy and unpin its entry.
+            for ((key, d), written) in chunk.iter().zip(mutations) {
+                drop(written);
                 if d.op.is_some() {
                     self.l1.mark_clean(key, d.seq);
                 }
@@ -518,15 +519,6 @@ impl WriteBack {
                 }
             }
         }
-    }
-}
-
-/// Drops `items` one by one, letting other tasks run every 128 (see
-/// `WriteBack::flush_locked`): each drop releases a key and a value.
-async fn drop_cooperatively<T>(items: Vec<T>) {
-    for item in items {
-        drop(item);
-        consume_budget().await;
     }
 }
 

@@ -7,12 +7,14 @@
 //! times it ran while one flush of 10,000 keys was in progress. The gap it
 //! saw is printed (`--nocapture`) for information only.
 
+mod support;
+
 use async_trait::async_trait;
 use bytes::Bytes;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
-use tiercache_engine::{Engine, Entry, Mutation, NamespaceConfig, Store, StoreError, WriteMode};
+use std::time::Instant;
+use tiercache_engine::{Entry, Mutation, Store, StoreError};
 
 /// A store that only counts what it is given, at once: whatever other
 /// tasks get to run during a flush, the engine let them.
@@ -57,16 +59,7 @@ impl Store for CountingStore {
 async fn a_flush_of_ten_thousand_keys_lets_other_tasks_run() {
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(CountingStore::default());
-    let engine = Engine::builder(dir.path())
-        .memory_bytes(256 << 20)
-        .namespace(
-            NamespaceConfig::new("default", WriteMode::Back)
-                .store(store.clone())
-                .flush(Duration::from_secs(3600), 1_000_000),
-        )
-        .build()
-        .await
-        .unwrap();
+    let engine = support::flushing_on_demand(dir.path(), store.clone()).await;
     // A first flush warms up what a long-running server has warm (the key
     // filter's pages are touched for the first time, for one).
     for i in 0..10_000 {

@@ -4,6 +4,8 @@
 //! since (through every write mode), keys replayed from the journal after a
 //! crash.
 
+mod support;
+
 use bytes::Bytes;
 use std::path::Path;
 use std::sync::atomic::Ordering;
@@ -208,15 +210,7 @@ async fn a_namespace_with_one_shared_store_is_never_filtered() {
 async fn key_stats_skip_lookups_of_dirty_keys_the_filter_rules_out() {
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(MemoryStore::new_exclusive("sor"));
-    let engine = Engine::builder(dir.path())
-        .namespace(
-            NamespaceConfig::new("default", WriteMode::Back)
-                .store(store.clone())
-                .flush(Duration::from_secs(3600), 1_000_000),
-        )
-        .build()
-        .await
-        .unwrap();
+    let engine = support::flushing_on_demand(dir.path(), store.clone()).await;
     wait_for_filters(&engine).await;
     assert!(engine.key_filters_ready());
     engine.set("old", "v").await.unwrap();

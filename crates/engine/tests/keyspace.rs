@@ -4,6 +4,8 @@
 //! namespaces) in byte order; `key_stats` counts the same keys; `update`
 //! and `set_many_if_absent` are atomic.
 
+mod support;
+
 use bytes::Bytes;
 use std::collections::BTreeSet;
 use std::sync::atomic::Ordering;
@@ -227,15 +229,7 @@ async fn update_is_read_modify_write() {
 async fn key_stats_count_the_queue_without_flushing_it() {
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(MemoryStore::new("sor"));
-    let engine = Engine::builder(dir.path())
-        .namespace(
-            NamespaceConfig::new("default", WriteMode::Back)
-                .store(store.clone())
-                .flush(Duration::from_secs(3600), 1_000_000),
-        )
-        .build()
-        .await
-        .unwrap();
+    let engine = support::flushing_on_demand(dir.path(), store.clone()).await;
     let later = now_ms() + 100_000;
     let mut s = engine.session();
     // Stored: k00..k39, the even ones expiring.
