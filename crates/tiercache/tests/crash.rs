@@ -150,3 +150,35 @@ fn sigterm_flushes_to_sqlite_and_exits_zero() {
         .sum();
     assert_eq!(journal, 0, "nothing left to replay after a clean shutdown");
 }
+
+#[test]
+fn a_second_server_on_the_same_data_directory_refuses_to_start() {
+    // Two servers appending to one journal would corrupt it.
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let first = Server::start(&data);
+    let port = support::free_port();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tiercache"))
+        .args(["serve", "--data-dir"])
+        .arg(&data)
+        .args(["--resp", &format!("127.0.0.1:{port}")])
+        .args(["--memcache", "off", "--admin", "off"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "the second server must exit: {stderr}"
+    );
+    assert!(
+        stderr.contains("in use by another process") && stderr.contains("LOCK"),
+        "{stderr}"
+    );
+    // The first one is unharmed.
+    let mut client = first.client();
+    assert_eq!(
+        client.call(&[b"SET", b"k", b"v"]),
+        Reply::Simple("OK".into())
+    );
+    assert_eq!(first.sigterm(Duration::from_secs(60)).code(), Some(0));
+}

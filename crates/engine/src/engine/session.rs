@@ -261,12 +261,12 @@ impl<'a> Session<'a> {
                     .await
                     .map_err(|e| EngineError::Config(format!("journal task failed: {e}")))??;
             } else {
+                // An append is in the kernel when it returns (the journal's
+                // segment is a shared file mapping), so this is normally
+                // done already. Not if the disk was full: then let the
+                // other ready connections run first, so that one retry
+                // serves them all.
                 if !wb.journal.is_durable(through) {
-                    // Let the other connections that are ready run their
-                    // batches first: their appends join this one's write
-                    // (or this batch joins theirs), one write() for many
-                    // connections, as Redis writes its AOF once per event
-                    // loop turn. Nothing is acknowledged before the write.
                     tokio::task::yield_now().await;
                 }
                 wb.journal.commit(through)?;

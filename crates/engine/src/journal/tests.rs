@@ -152,19 +152,57 @@ fn a_version_1_record_written_by_hand_replays_with_flags_zero() {
 }
 
 #[test]
-fn uncommitted_appends_are_not_on_disk() {
+fn an_append_is_in_the_kernel_before_any_commit() {
+    // A crash right after the append (no commit, no destructor) keeps the
+    // record: it was copied into the segment's mapped pages.
     let dir = tempfile::tempdir().unwrap();
-    {
-        let (j, _) = WriteBackJournal::open(dir.path(), FsyncPolicy::No).unwrap();
-        j.append_set(b"a", &Entry::new("1"));
-        std::mem::forget(j); // a crash: no destructor, no flush
+    for policy in [FsyncPolicy::No, FsyncPolicy::EverySec] {
+        let (j, _) = WriteBackJournal::open(dir.path(), policy).unwrap();
+        let seq = j.append_set(b"a", &Entry::new("1"));
+        assert!(j.is_durable(seq), "{policy:?}: nothing left to commit");
+        std::mem::forget(j);
     }
-    let (_, r) = WriteBackJournal::open(dir.path(), FsyncPolicy::No).unwrap();
-    assert!(r.records.is_empty());
+    let (j, r) = WriteBackJournal::open(dir.path(), FsyncPolicy::Always).unwrap();
+    assert_eq!(r.records.len(), 2);
+    assert!(
+        !r.truncated_tail,
+        "the allocated zeros are the end, not damage"
+    );
+    // Under `always` an append is durable only once a commit fsynced it.
+    let seq = j.append_set(b"b", &Entry::new("2"));
+    assert!(!j.is_durable(seq));
+    j.commit(seq).unwrap();
+    assert!(j.is_durable(seq));
+}
+
+#[test]
+fn replay_trims_the_space_allocated_ahead_of_the_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let (j, _) = WriteBackJournal::open(dir.path(), FsyncPolicy::No).unwrap();
+    j.append_set(b"a", &Entry::new("1"));
+    std::mem::forget(j); // a crash: the segment is not trimmed
+    let seg = segment_path(dir.path(), 1);
+    let record = layout(OP_SET, b"a", Some(&Entry::new("1"))).1 as u64;
+    assert!(
+        fs::metadata(&seg).unwrap().len() > record,
+        "allocated ahead"
+    );
+    let (j, r) = WriteBackJournal::open(dir.path(), FsyncPolicy::No).unwrap();
+    assert_eq!(r.records.len(), 1);
+    assert_eq!(fs::metadata(&seg).unwrap().len(), record);
+    assert_eq!(
+        j.disk_bytes(),
+        record,
+        "the new segment's allocation not counted"
+    );
+    drop(j);
+    let closed = segment_path(dir.path(), 2);
+    assert_eq!(fs::metadata(closed).unwrap().len(), 0, "closing trims");
 }
 
 #[test]
 fn torn_tail_is_truncated_and_earlier_records_kept() {
+    use std::os::unix::fs::FileExt;
     let dir = tempfile::tempdir().unwrap();
     {
         let (j, _) = WriteBackJournal::open(dir.path(), FsyncPolicy::No).unwrap();
@@ -172,12 +210,71 @@ fn torn_tail_is_truncated_and_earlier_records_kept() {
         j.commit(s).unwrap();
     }
     let seg = segment_path(dir.path(), 1);
-    let mut f = OpenOptions::new().append(true).open(&seg).unwrap();
-    f.write_all(&[40, 0, 0, 0, 1, 2]).unwrap(); // half a record
+    let end = layout(OP_SET, b"a", Some(&Entry::new("1"))).1;
+    let f = OpenOptions::new().write(true).open(&seg).unwrap();
+    f.write_all_at(&[40, 0, 0, 0, 1, 2], end as u64).unwrap(); // half a record
     drop(f);
     let (_, r) = WriteBackJournal::open(dir.path(), FsyncPolicy::No).unwrap();
     assert!(r.truncated_tail);
     assert_eq!(r.records.len(), 1);
+    assert_eq!(fs::metadata(&seg).unwrap().len(), end as u64);
+}
+
+#[test]
+fn a_second_process_cannot_open_the_journal() {
+    // The lock is a POSIX record lock, owned by the process: the same test
+    // binary, run again as a child on this one test, is the second process.
+    const CHILD_DIR: &str = "TIERCACHE_TEST_JOURNAL_LOCK_DIR";
+    if let Some(dir) = std::env::var_os(CHILD_DIR) {
+        match WriteBackJournal::open(Path::new(&dir), FsyncPolicy::No) {
+            Ok(_) => println!("child: opened"),
+            Err(e) => println!("child: {e}"),
+        }
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (_j, _) = WriteBackJournal::open(dir.path(), FsyncPolicy::No).unwrap();
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "journal::tests::a_second_process_cannot_open_the_journal",
+            "--nocapture",
+        ])
+        .env(CHILD_DIR, dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("child: ") && stdout.contains("in use by another process"),
+        "the child must be refused: {stdout}"
+    );
+}
+
+#[test]
+fn a_full_disk_holds_appends_back_and_the_commit_reports_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = Entry::new(Bytes::from(vec![b'v'; segment::MIN_CAPACITY]));
+    {
+        let (j, _) = WriteBackJournal::open(dir.path(), FsyncPolicy::EverySec).unwrap();
+        let first = j.append_set(b"fits", &Entry::new("1"));
+        assert!(j.is_durable(first));
+        j.inner.lock().segment.growth_limit = Some(segment::MIN_CAPACITY);
+        let held = j.append_set(b"big", &big);
+        let after = j.append_delete(b"fits");
+        assert!(!j.is_durable(held) && !j.is_durable(after));
+        let err = j.commit(after).unwrap_err().to_string();
+        assert!(err.contains("No space left"), "{err}");
+        assert!(!j.is_durable(after), "not acknowledged while held back");
+        j.inner.lock().segment.growth_limit = None;
+        j.commit(after).unwrap();
+        assert!(j.is_durable(after));
+    }
+    let (_, r) = WriteBackJournal::open(dir.path(), FsyncPolicy::No).unwrap();
+    let seqs: Vec<u64> = r.records.iter().map(Record::seq).collect();
+    assert_eq!(seqs, vec![1, 2, 3], "in order, nothing lost");
+    assert!(
+        matches!(&r.records[1], Record::Set { entry, .. } if entry.value.len() == segment::MIN_CAPACITY)
+    );
 }
 
 #[test]
