@@ -1,4 +1,7 @@
+use super::record::{FIXED_PAYLOAD, HEADER, OP_SET_KIND};
 use super::*;
+use crate::entry::ValueKind;
+use bytes::Bytes;
 
 #[test]
 fn records_round_trip_through_replay() {
