@@ -18,7 +18,8 @@
 //! that the journal reports like a failed `write(2)`. Elsewhere the file is
 //! only extended, and a full disk would raise `SIGBUS`.
 //!
-//! Not this module's concern: record encoding and replay (`journal.rs`).
+//! Not this module's concern: the record format (`record.rs`) and replay
+//! (`journal.rs`).
 //! The bytes after the last record are zeros, which replay reads as the
 //! end; a segment sealed or closed is truncated to its records.
 
@@ -78,8 +79,21 @@ impl ActiveSegment {
             .create_new(true)
             .open(&path)?;
         let capacity = round_up(capacity.clamp(MIN_CAPACITY, MAX_START_CAPACITY));
-        allocate(&file, 0, capacity)?;
-        let map = map(&file, capacity)?;
+        let allocated = allocate(&file, 0, capacity);
+        #[cfg(test)]
+        let allocated = match tests::FAIL_ALLOCATION.with(|fail| fail.replace(false)) {
+            true => Err(io::Error::other("No space left on device (test)")),
+            false => allocated,
+        };
+        let map = allocated.and_then(|()| map(&file, capacity));
+        let map = match map {
+            Ok(map) => map,
+            Err(e) => {
+                // Not left behind: the next rotation creates this same id.
+                let _ = std::fs::remove_file(&path);
+                return Err(e);
+            }
+        };
         Ok(ActiveSegment {
             id,
             path,
@@ -238,6 +252,23 @@ mod tests {
             std::fs::metadata(&path).unwrap().len(),
             (3 + MIN_CAPACITY) as u64
         );
+    }
+
+    thread_local! {
+        /// Makes the next `create` on this thread fail to allocate, as on a
+        /// full disk.
+        pub(super) static FAIL_ALLOCATION: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+
+    #[test]
+    fn a_segment_that_cannot_be_allocated_leaves_no_file_to_block_a_retry() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("seg");
+        FAIL_ALLOCATION.with(|fail| fail.set(true));
+        assert!(ActiveSegment::create(1, path.clone(), 0).is_err());
+        assert!(!path.exists(), "no file left behind");
+        // The retry (the next rotation) creates the same id.
+        ActiveSegment::create(1, path.clone(), 0).unwrap();
     }
 
     #[test]

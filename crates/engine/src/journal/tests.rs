@@ -203,6 +203,7 @@ fn replay_trims_the_space_allocated_ahead_of_the_records() {
     assert_eq!(fs::metadata(closed).unwrap().len(), 0, "closing trims");
 }
 
+#[cfg(unix)]
 #[test]
 fn torn_tail_is_truncated_and_earlier_records_kept() {
     use std::os::unix::fs::FileExt;
@@ -223,6 +224,7 @@ fn torn_tail_is_truncated_and_earlier_records_kept() {
     assert_eq!(fs::metadata(&seg).unwrap().len(), end as u64);
 }
 
+#[cfg(unix)]
 #[test]
 fn a_second_process_cannot_open_the_journal() {
     // The lock is a POSIX record lock, owned by the process: the same test
