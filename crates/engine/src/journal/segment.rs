@@ -5,7 +5,8 @@
 //! Why: the copied bytes belong to the kernel as soon as the copy ends, so
 //! a `kill -9` of the process cannot lose them, exactly as after
 //! `write(2)`, and `fdatasync` on the file writes them out as it would
-//! written ones. Before, appends went to a buffer that a group commit
+//! written ones (on Linux, where a store through a shared mapping dirties
+//! the page cache page itself; POSIX alone would ask for `msync`). Before, appends went to a buffer that a group commit
 //! wrote with one `write(2)`: every connection yielded once per batch so
 //! that others could join the write, and that second poll of each task
 //! cost about 600 instructions per unpipelined SET on the request thread
