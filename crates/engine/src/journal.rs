@@ -13,10 +13,10 @@
 //! appends are held back in memory, unacknowledged, and each commit
 //! retries them and reports the error.
 //!
-//! The bytes after the last record of a segment are zeros until sealing
-//! trims them: replay reads a zero tail as the end. A segment file
-//! therefore ends in zeros only if the process died with it active.
-//! `LOCK` in the directory keeps a second process out. Builds before
+//! The bytes after the last record of a segment are zeros until the
+//! segment is trimmed (after sealing, or when the journal closes): replay
+//! reads a zero tail as the end. A segment file therefore ends in zeros
+//! only if the process died before its trim. `LOCK` in the directory keeps a second process out. Builds before
 //! 2026-11-24 take a zero tail for a torn record: in the last segment they
 //! cut it off, as they should; in an earlier one (a crash between a
 //! rotation and its trim) they refuse to start, so downgrade only after a
@@ -78,24 +78,29 @@ impl std::str::FromStr for FsyncPolicy {
     }
 }
 
-/// The unmapping, trim and `fdatasync` of a sealed segment that a rotation
-/// under `everysec` leaves due (see [`WriteBackJournal::rotate_unsynced`]).
-#[must_use = "the sealed segment must be synced"]
+/// What a rotation leaves due on the sealed segment (see
+/// [`WriteBackJournal::rotate_unsynced`]): its trim and unmapping, and under
+/// `everysec` its `fdatasync`.
+#[must_use = "the sealed segment must be trimmed (and synced)"]
 pub struct SealedSync {
     sealed: Sealed,
-    seq: u64,
+    /// The sequence number a sync covers; `None` when the policy wants no
+    /// sync here (`no`), or had it done inside the rotation (`always`).
+    sync_through: Option<u64>,
 }
 
 impl SealedSync {
-    /// Trims and syncs the sealed segment; returns the sequence number it
-    /// covers, for [`WriteBackJournal::mark_synced`]. Blocks on the disk.
-    pub fn run(self) -> Result<u64> {
+    /// Trims the sealed segment and syncs it if due; returns the sequence
+    /// number the sync covers, for [`WriteBackJournal::mark_synced`].
+    /// Blocks on the disk.
+    pub fn run(self) -> Result<Option<u64>> {
         let path = self.sealed.path().to_path_buf();
-        self.sealed
-            .trim()
-            .and_then(|file| file.sync_data())
-            .map_err(|e| io_err(&path, e))?;
-        Ok(self.seq)
+        let file = self.sealed.trim().map_err(|e| io_err(&path, e))?;
+        if let Some(seq) = self.sync_through {
+            file.sync_data().map_err(|e| io_err(&path, e))?;
+            return Ok(Some(seq));
+        }
+        Ok(None)
     }
 }
 
@@ -429,21 +434,18 @@ impl WriteBackJournal {
     /// thread: async callers use [`WriteBackJournal::rotate_unsynced`].
     pub fn rotate<T>(&self, then: impl FnOnce() -> T) -> Result<(u64, T)> {
         let (sealed, out, sync) = self.rotate_unsynced(then)?;
-        if let Some(sync) = sync {
-            self.mark_synced(sync.run()?);
+        if let Some(seq) = sync.run()? {
+            self.mark_synced(seq);
         }
         Ok((sealed, out))
     }
 
-    /// [`WriteBackJournal::rotate`], leaving the sealed segment's unmapping,
-    /// trim and `fdatasync` (under `everysec`) to the caller: run it where
-    /// a wait for the disk blocks no connection, then report it with
-    /// [`WriteBackJournal::mark_synced`]. Under `always` the segment is
-    /// synced before any commit can see it, inside; under `no`, never.
-    pub fn rotate_unsynced<T>(
-        &self,
-        then: impl FnOnce() -> T,
-    ) -> Result<(u64, T, Option<SealedSync>)> {
+    /// [`WriteBackJournal::rotate`], leaving the sealed segment's trim,
+    /// unmapping and (under `everysec`) `fdatasync` to the caller: run it
+    /// where a wait for the disk blocks no connection, then report a sync
+    /// with [`WriteBackJournal::mark_synced`]. Under `always` the segment
+    /// is synced before any commit can see it, inside.
+    pub fn rotate_unsynced<T>(&self, then: impl FnOnce() -> T) -> Result<(u64, T, SealedSync)> {
         let mut inner = self.inner.lock();
         inner.drain_overflow()?;
         let sealed_id = inner.segment.id();
@@ -453,25 +455,20 @@ impl WriteBackJournal {
             .map_err(|e| io_err(&path, e))?;
         let sealed = std::mem::replace(&mut inner.segment, fresh).seal();
         let sealed_seq = inner.written_seq;
-        let sync = match self.policy {
-            FsyncPolicy::EverySec => Some(SealedSync {
-                sealed,
-                seq: sealed_seq,
-            }),
-            policy => {
-                let path = sealed.path().to_path_buf();
-                let file = sealed.trim().map_err(|e| io_err(&path, e))?;
-                if policy == FsyncPolicy::Always && inner.synced_seq < sealed_seq {
-                    // Under `always` a commit may not see its record as
-                    // synced before the sealed file is: sync it before
-                    // anyone can look.
-                    file.sync_data().map_err(|e| io_err(&path, e))?;
-                    inner.synced_seq = sealed_seq;
-                }
-                None
-            }
-        };
+        if self.policy == FsyncPolicy::Always && inner.synced_seq < sealed_seq {
+            // Under `always` a commit may not see its record as synced
+            // before the sealed file is: sync it before anyone can look.
+            sealed
+                .file()
+                .sync_data()
+                .map_err(|e| io_err(sealed.path(), e))?;
+            inner.synced_seq = sealed_seq;
+        }
         let out = then();
+        let sync = SealedSync {
+            sealed,
+            sync_through: (self.policy == FsyncPolicy::EverySec).then_some(sealed_seq),
+        };
         Ok((sealed_id, out, sync))
     }
 

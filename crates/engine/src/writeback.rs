@@ -352,13 +352,14 @@ impl WriteBack {
             }
             q.inflight.clone()
         })?;
-        if let Some(sync) = sync {
-            // On the blocking pool: an fdatasync on a request thread held
-            // every connection for as long as the disk took.
-            let synced = tokio::task::spawn_blocking(move || sync.run())
-                .await
-                .map_err(|e| EngineError::Config(format!("journal sync task failed: {e}")))??;
-            self.journal.mark_synced(synced);
+        // On the blocking pool: an fdatasync (or the unmapping of a large
+        // segment) on a request thread held every connection for as long
+        // as it took.
+        let synced = tokio::task::spawn_blocking(move || sync.run())
+            .await
+            .map_err(|e| EngineError::Config(format!("journal sync task failed: {e}")))??;
+        if let Some(seq) = synced {
+            self.journal.mark_synced(seq);
         }
         // The bookkeeping below runs on the server's request threads (on
         // one core, the only one) and costs a few hundred instructions per

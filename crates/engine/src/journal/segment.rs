@@ -45,6 +45,8 @@ pub(super) struct ActiveSegment {
     map: MmapMut,
     /// Bytes of records from the start of the file; the rest is zeros.
     len: usize,
+    /// Cut to `len` already (appends are over).
+    trimmed: bool,
     /// Tests: growing past this many bytes fails as a full disk would.
     #[cfg(test)]
     pub(super) growth_limit: Option<usize>,
@@ -59,12 +61,16 @@ impl Sealed {
         &self.0.path
     }
 
+    pub(super) fn file(&self) -> &File {
+        &self.0.file
+    }
+
     /// Truncates the file to its records, giving the allocated tail back
     /// to the file system, and unmaps it (tearing down a mapping of tens of
     /// megabytes takes a while: done here, where the caller chose to
     /// wait). Returns the file, for a sync.
     pub(super) fn trim(self) -> io::Result<File> {
-        let segment = self.0;
+        let mut segment = self.0;
         segment.trim()?;
         segment.file.try_clone()
     }
@@ -101,6 +107,7 @@ impl ActiveSegment {
             file,
             map,
             len: 0,
+            trimmed: false,
             #[cfg(test)]
             growth_limit: None,
         })
@@ -154,10 +161,14 @@ impl ActiveSegment {
         Sealed(self)
     }
 
-    fn trim(&self) -> io::Result<()> {
-        // Truncating under the live mapping is sound: its pages past the
-        // new end are never touched again, only unmapped.
-        self.file.set_len(self.len as u64)
+    fn trim(&mut self) -> io::Result<()> {
+        if !self.trimmed {
+            // Truncating under the live mapping is sound: its pages past
+            // the new end are never touched again, only unmapped.
+            self.file.set_len(self.len as u64)?;
+            self.trimmed = true;
+        }
+        Ok(())
     }
 
     /// A good starting capacity for the segment after this one: room for
