@@ -39,7 +39,7 @@ use shard::Shard;
 use std::borrow::Borrow;
 use std::hash::Hash;
 
-pub use shard::Insertion;
+pub use shard::{Insertion, PinnedInsertion};
 
 /// How the cache measures an entry: its weight against the capacity, and
 /// when it expires. Both must be pure functions of the key and value.
@@ -264,21 +264,26 @@ impl<K: Hash + Eq, V, M: Measure<K, V>> Cache<K, V, M> {
     /// in its shard is pinned.
     #[inline]
     pub fn insert(&self, key: K, value: V) -> Insertion {
-        self.insert_with(key, value, false, false)
+        self.insert_with(key, value, false, false).insertion
     }
 
     /// Inserts or replaces `key` as a pinned entry: never evicted until
-    /// [`Cache::unpin_if`] releases it (removal and expiry still apply).
-    pub fn insert_pinned(&self, key: K, value: V) -> Insertion {
+    /// [`Cache::unpin_if`] releases it, and not removed by
+    /// [`Cache::expire_due`] while pinned (reads still do not see it once
+    /// expired; [`Cache::remove`] and [`Cache::clear`] still apply).
+    /// Hands back the value it replaced if that one was pinned too, and
+    /// the new value if it was rejected, for an owner that keeps account of
+    /// what it pinned.
+    pub fn insert_pinned(&self, key: K, value: V) -> PinnedInsertion<V> {
         self.insert_with(key, value, true, false)
     }
 
     /// Inserts `key` only if it is absent; [`Insertion::Present`] otherwise.
     pub fn insert_if_absent(&self, key: K, value: V) -> Insertion {
-        self.insert_with(key, value, false, true)
+        self.insert_with(key, value, false, true).insertion
     }
 
-    fn insert_with(&self, key: K, value: V, pinned: bool, if_absent: bool) -> Insertion {
+    fn insert_with(&self, key: K, value: V, pinned: bool, if_absent: bool) -> PinnedInsertion<V> {
         let (shard, hash) = self.locate(&key);
         let mut shard = shard.write();
         let lookups = shard.lookups();
@@ -317,7 +322,30 @@ impl<K: Hash + Eq, V, M: Measure<K, V>> Cache<K, V, M> {
         shard.write().remove(hash, key, &self.measure)
     }
 
+    /// Removes `key`, returning its value and whether it was pinned.
+    pub fn remove_reporting_pin<Q>(&self, key: &Q) -> Option<(V, bool)>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let (shard, hash) = self.locate(key);
+        shard.write().remove_reporting_pin(hash, key, &self.measure)
+    }
+
+    /// The value of `key` if it is pinned (expired or not), without
+    /// recording an access.
+    pub fn peek_pinned<Q>(&self, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+        V: Clone,
+    {
+        let (shard, hash) = self.locate(key);
+        shard.read_uncounted().peek_pinned(hash, key).cloned()
+    }
+
     /// Removes entries expired at `now`, at most `limit`; returns how many.
+    /// Pinned entries are left until they are unpinned.
     pub fn expire_due(&self, now: u64, limit: usize) -> usize {
         let mut removed = 0;
         for shard in self.shards.iter() {
@@ -335,6 +363,13 @@ impl<K: Hash + Eq, V, M: Measure<K, V>> Cache<K, V, M> {
     pub fn clear(&self) {
         for shard in self.shards.iter() {
             shard.write().clear();
+        }
+    }
+
+    /// Removes every entry that is not pinned.
+    pub fn clear_unpinned(&self) {
+        for shard in self.shards.iter() {
+            shard.write().clear_unpinned(&self.measure);
         }
     }
 

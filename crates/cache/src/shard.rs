@@ -41,6 +41,7 @@
 //! Pinned entries live on a fourth list the policy never looks at.
 
 mod adapt;
+mod pinning;
 mod shift;
 
 use crate::ghost::{Ghosts, List};
@@ -113,6 +114,28 @@ pub enum Insertion {
     Rejected,
     /// `insert_if_absent` found the key present; nothing changed.
     Present,
+}
+
+/// What [`crate::Cache::insert_pinned`] did, with the values it let go of:
+/// for an owner of pinned entries that keeps account of them.
+#[derive(Debug)]
+pub struct PinnedInsertion<V> {
+    /// What the insertion did.
+    pub insertion: Insertion,
+    /// The value the key held before, if that one was pinned.
+    pub displaced: Option<V>,
+    /// The new value, handed back when it was rejected.
+    pub rejected: Option<V>,
+}
+
+impl<V> PinnedInsertion<V> {
+    fn new(insertion: Insertion, displaced: Option<V>, rejected: Option<V>) -> Self {
+        PinnedInsertion {
+            insertion,
+            displaced,
+            rejected,
+        }
+    }
 }
 
 #[derive(Default, Clone, Copy)]
@@ -239,16 +262,6 @@ impl<K: Hash + Eq, V> Shard<K, V> {
         self.slab.find(hash, key).map(|i| &self.slab.slot(i).value)
     }
 
-    pub(crate) fn is_pinned<Q>(&self, hash: u32, key: &Q) -> bool
-    where
-        K: Borrow<Q>,
-        Q: Hash + Eq + ?Sized,
-    {
-        self.slab
-            .find(hash, key)
-            .is_some_and(|i| self.slab.slot(i).queue() == Queue::Pinned)
-    }
-
     /// Never inlined: a caller's `get`-then-`insert` would otherwise carry
     /// the whole miss path in one function, and its register pressure
     /// spilled the hit path's state to the stack (five saved registers, a
@@ -265,12 +278,12 @@ impl<K: Hash + Eq, V> Shard<K, V> {
         pinned: bool,
         if_absent: bool,
         m: &M,
-    ) -> Insertion {
+    ) -> PinnedInsertion<V> {
         let w = m.weight(&key, &value);
         let expires = m.expires_at(&value);
         if let Some(i) = self.slab.find(hash, &key) {
             if if_absent {
-                return Insertion::Present;
+                return PinnedInsertion::new(Insertion::Present, None, None);
             }
             self.counters.inserts += 1;
             return self.overwrite(i, key, value, w, expires, pinned, m);
@@ -280,11 +293,11 @@ impl<K: Hash + Eq, V> Shard<K, V> {
         let returned = self.ghost_feedback(hash, w);
         if w > self.capacity {
             self.counters.rejected += 1;
-            return Insertion::Rejected;
+            return PinnedInsertion::new(Insertion::Rejected, None, Some(value));
         }
         let Ok(hole) = self.make_room(w, if pinned { 0 } else { w }, &mut None, m) else {
             self.counters.rejected += 1;
-            return Insertion::Rejected;
+            return PinnedInsertion::new(Insertion::Rejected, None, Some(value));
         };
         let q = if pinned { Queue::Pinned } else { Queue::Window };
         let i = match hole {
@@ -304,7 +317,7 @@ impl<K: Hash + Eq, V> Shard<K, V> {
             self.timed += 1;
             self.wheel.schedule(i, at);
         }
-        Insertion::Stored
+        PinnedInsertion::new(Insertion::Stored, None, None)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -317,11 +330,16 @@ impl<K: Hash + Eq, V> Shard<K, V> {
         expires: Option<u64>,
         pinned: bool,
         m: &M,
-    ) -> Insertion {
+    ) -> PinnedInsertion<V> {
+        let was_pinned = self.slab.slot(i).queue() == Queue::Pinned;
         if w > self.capacity {
-            self.remove_at(i, m);
+            let (_, old) = self.remove_at(i, m);
             self.counters.rejected += 1;
-            return Insertion::Rejected;
+            return PinnedInsertion::new(
+                Insertion::Rejected,
+                was_pinned.then_some(old),
+                Some(value),
+            );
         }
         let slot = self.slab.slot_mut(i);
         let old_w = m.weight(&slot.key, &slot.value);
@@ -329,7 +347,7 @@ impl<K: Hash + Eq, V> Shard<K, V> {
         // The new key replaces the equal old one: a key may share its
         // allocation with its value, which would outlive the overwrite.
         slot.key = key;
-        slot.value = value;
+        let old = std::mem::replace(&mut slot.value, value);
         slot.touch();
         let q = slot.queue();
         if old_expires.is_some() {
@@ -337,7 +355,9 @@ impl<K: Hash + Eq, V> Shard<K, V> {
         }
         if let Some(at) = expires {
             self.timed += 1;
-            if old_expires != expires {
+            // A pinned entry's record may have been passed over by active
+            // expiry (see `expire_due`): schedule again on leaving the pin.
+            if old_expires != expires || (was_pinned && !pinned) {
                 self.wheel.schedule(i, at);
             }
         }
@@ -361,11 +381,11 @@ impl<K: Hash + Eq, V> Shard<K, V> {
                 if home != Queue::Pinned {
                     self.slab.move_to_tail(i, home, w);
                 }
-                Insertion::Stored
+                PinnedInsertion::new(Insertion::Stored, was_pinned.then_some(old), None)
             }
-            Err(()) => {
+            Err(removed) => {
                 self.counters.rejected += 1;
-                Insertion::Rejected
+                PinnedInsertion::new(Insertion::Rejected, was_pinned.then_some(old), removed)
             }
         }
     }
@@ -373,7 +393,8 @@ impl<K: Hash + Eq, V> Shard<K, V> {
     /// Evicts until `need` more weight fits. With `keep = Some(i)` the slot
     /// `i` is a pinned (or sheltered) entry already counted in `weight`; its
     /// index is kept up to date as the slab moves slots, and if nothing but
-    /// pinned entries is left it is removed and `Err` returned. Without
+    /// pinned entries is left it is removed and `Err` returned with its
+    /// value. Without
     /// `keep`, the last victim's slot is left unlinked and returned as a hole
     /// for the caller to reuse.
     fn make_room<M: Measure<K, V>>(
@@ -382,7 +403,7 @@ impl<K: Hash + Eq, V> Shard<K, V> {
         window_need: u64,
         keep: &mut Option<u32>,
         m: &M,
-    ) -> Result<Option<u32>, ()> {
+    ) -> Result<Option<u32>, Option<V>> {
         let want_hole = keep.is_none();
         let mut hole: Option<u32> = None;
         while self.weight + need > self.capacity {
@@ -419,10 +440,7 @@ impl<K: Hash + Eq, V> Shard<K, V> {
                             let mut none = None;
                             self.take_out(h, keep, &mut none, m);
                         }
-                        if let Some(k) = keep.take() {
-                            self.remove_at(k, m);
-                        }
-                        return Err(());
+                        return Err(keep.take().map(|k| self.remove_at(k, m).1));
                     }
                 },
             };
@@ -619,8 +637,7 @@ impl<K: Hash + Eq, V> Shard<K, V> {
         Q: Hash + Eq + ?Sized,
         M: Measure<K, V>,
     {
-        let i = self.slab.find(hash, key)?;
-        Some(self.remove_at(i, m).1)
+        self.remove_reporting_pin(hash, key, m).map(|(v, _)| v)
     }
 
     fn remove_at<M: Measure<K, V>>(&mut self, i: u32, m: &M) -> (K, V) {
@@ -645,32 +662,6 @@ impl<K: Hash + Eq, V> Shard<K, V> {
         removed
     }
 
-    /// Unpins the key if `pred` approves of its value; true if unpinned.
-    pub(crate) fn unpin_if<Q, M>(
-        &mut self,
-        hash: u32,
-        key: &Q,
-        pred: impl FnOnce(&V) -> bool,
-        m: &M,
-    ) -> bool
-    where
-        K: Borrow<Q>,
-        Q: Hash + Eq + ?Sized,
-        M: Measure<K, V>,
-    {
-        let Some(i) = self.slab.find(hash, key) else {
-            return false;
-        };
-        if self.slab.slot(i).queue() != Queue::Pinned || !pred(&self.slab.slot(i).value) {
-            return false;
-        }
-        let w = self.w(i, m);
-        // Back into the policy as a recent entry of main: it was written
-        // recently, and the window is for newcomers.
-        self.slab.move_to_tail(i, Queue::Probation, w);
-        true
-    }
-
     /// Removes entries whose expiry has passed, at most `limit`.
     pub(crate) fn expire_due<M: Measure<K, V>>(&mut self, now: u64, limit: usize, m: &M) -> usize {
         let mut due: Vec<Record> = Vec::new();
@@ -685,9 +676,13 @@ impl<K: Hash + Eq, V> Shard<K, V> {
             // must not invalidate a record still to be checked.
             due.sort_unstable_by_key(|r| std::cmp::Reverse(r.0));
             for &(i, at) in &due {
+                // A pinned entry stays until unpinned (reads do not see it
+                // once expired): its owner may still need it, e.g. a
+                // write-back queue that has yet to store the write.
                 if (i as usize) < self.slab.len()
                     && m.expires_at(&self.slab.slot(i).value) == Some(at)
                     && at <= now
+                    && self.slab.slot(i).queue() != Queue::Pinned
                 {
                     self.remove_at(i, m);
                     self.counters.expired += 1;

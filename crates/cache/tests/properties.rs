@@ -427,7 +427,31 @@ impl Harness {
                 let pin = matches!(op, Op::InsertPinned { .. });
                 let r = match op {
                     Op::Insert { .. } => self.cache.insert(key, v.clone()),
-                    Op::InsertPinned { .. } => self.cache.insert_pinned(key, v.clone()),
+                    Op::InsertPinned { .. } => {
+                        let out = self.cache.insert_pinned(key, v.clone());
+                        let (r, displaced) = (out.insertion, out.displaced);
+                        if self.ck.values {
+                            prop_assert_eq!(
+                                out.rejected.as_ref(),
+                                (r == Insertion::Rejected).then_some(&v),
+                                "step {}: a rejected value is handed back, a stored one is not",
+                                step
+                            );
+                        }
+                        if self.ck.pinned {
+                            let want = before.get(&key).filter(|_| self.pinned.contains(&key));
+                            prop_assert_eq!(
+                                displaced.as_ref(),
+                                want,
+                                "step {}: insert_pinned({}) displaced {:?}, the model says {:?}",
+                                step,
+                                key,
+                                displaced,
+                                want
+                            );
+                        }
+                        r
+                    }
                     _ => self.cache.insert_if_absent(key, v.clone()),
                 };
                 let was = before.get(&key);
@@ -645,6 +669,14 @@ impl Harness {
                 for k in &gone {
                     let v = &before[k];
                     prop_assert!(
+                        !self.ck.pinned || !self.pinned.contains(k),
+                        "step {}: expire_due(now={}) removed pinned entry {} {:?}",
+                        step,
+                        now,
+                        k,
+                        v
+                    );
+                    prop_assert!(
                         v.at.is_some_and(|t| t <= now),
                         "step {}: expire_due(now={}) removed live entry {} {:?}",
                         step,
@@ -684,7 +716,7 @@ impl Harness {
                 } else {
                     let stale: Vec<(u64, &V)> = after
                         .iter()
-                        .filter(|(_, v)| v.at.is_some_and(|t| t <= now))
+                        .filter(|(k, v)| v.at.is_some_and(|t| t <= now) && !self.pinned.contains(k))
                         .map(|(k, v)| (*k, v))
                         .collect();
                     prop_assert!(
@@ -930,7 +962,7 @@ proptest! {
         for (k, w) in pins.into_iter().enumerate() {
             id += 1;
             let v = V { w, at: None, id };
-            match cache.insert_pinned(k as u64, v.clone()) {
+            match cache.insert_pinned(k as u64, v.clone()).insertion {
                 Insertion::Stored => {
                     pinned.insert(k as u64, v);
                 }
@@ -947,7 +979,7 @@ proptest! {
         for (k, w, pin) in extra {
             id += 1;
             let v = V { w, at: None, id };
-            let r = if pin { cache.insert_pinned(k, v.clone()) } else { cache.insert(k, v.clone()) };
+            let r = if pin { cache.insert_pinned(k, v.clone()).insertion } else { cache.insert(k, v.clone()) };
             // Any write replaces the pinned entry, pinned or not.
             pinned.remove(&k);
             if r == Insertion::Stored {
@@ -966,7 +998,7 @@ proptest! {
         let room = capacity - cache.pinned_weight();
         if room > 0 {
             id += 1;
-            prop_assert_eq!(cache.insert_pinned(1_000, V { w: room, at: None, id }), Insertion::Stored);
+            prop_assert_eq!(cache.insert_pinned(1_000, V { w: room, at: None, id }).insertion, Insertion::Stored);
         }
         prop_assert_eq!(cache.pinned_weight(), capacity);
         let unpinned_before = cache.len();
@@ -974,7 +1006,7 @@ proptest! {
             id += 1;
             prop_assert_eq!(cache.insert(2_000 + w, V { w, at: None, id }), Insertion::Rejected);
             id += 1;
-            prop_assert_eq!(cache.insert_pinned(3_000 + w, V { w, at: None, id }), Insertion::Rejected);
+            prop_assert_eq!(cache.insert_pinned(3_000 + w, V { w, at: None, id }).insertion, Insertion::Rejected);
             id += 1;
             prop_assert_eq!(cache.insert_if_absent(4_000 + w, V { w, at: None, id }), Insertion::Rejected);
             prop_assert!(cache.weight() <= capacity);
@@ -1153,7 +1185,7 @@ fn overwrite_rejected_by_policy() {
             assert_eq!(cache.get(&1), Some(v(5, 1))); // key 1 is popular
         }
         let first = if pinned_first {
-            cache.insert_pinned(2, v(1, 2))
+            cache.insert_pinned(2, v(1, 2)).insertion
         } else {
             cache.insert(2, v(1, 2))
         };
@@ -1173,4 +1205,76 @@ fn overwrite_rejected_by_policy() {
             cache.peek(&2).is_some(),
         );
     }
+}
+
+/// What an owner of pinned entries (the engine's write-back queue) relies
+/// on: a pinned entry outlives its expiry until it is unpinned, and then
+/// goes at the next expiry pass; `clear_unpinned` spares it; a pinned
+/// entry can be looked at, and removed with its pin reported.
+#[test]
+fn pinned_entries_wait_for_their_unpin_to_expire() {
+    let v = |w, at, id| V { w, at, id };
+    let cache = one_shard(100);
+    assert_eq!(
+        cache.insert_pinned(1, v(1, Some(10), 1)).insertion,
+        Insertion::Stored
+    );
+    assert_eq!(cache.insert(2, v(1, Some(10), 2)), Insertion::Stored);
+    assert_eq!(
+        cache.expire_due(20, usize::MAX),
+        1,
+        "only the unpinned entry"
+    );
+    assert_eq!(cache.get_at(&1, 20), None, "an expired entry is never read");
+    assert_eq!(cache.peek_pinned(&1), Some(v(1, Some(10), 1)));
+    assert!(cache.unpin_if(&1, |_| true));
+    assert_eq!(cache.peek_pinned(&1), None, "no longer pinned");
+    assert_eq!(cache.expire_due(21, usize::MAX), 1, "due once unpinned");
+    assert_eq!(cache.len(), 0);
+
+    assert_eq!(
+        cache.insert_pinned(3, v(1, None, 3)).insertion,
+        Insertion::Stored
+    );
+    assert_eq!(cache.insert(4, v(1, None, 4)), Insertion::Stored);
+    let out = cache.insert_pinned(3, v(2, None, 5));
+    assert_eq!(
+        (out.insertion, out.displaced),
+        (Insertion::Stored, Some(v(1, None, 3)))
+    );
+    assert_eq!(
+        cache.insert_pinned(4, v(1, None, 6)).displaced,
+        None,
+        "4 was not pinned"
+    );
+    assert!(cache.unpin_if(&4, |_| true));
+    cache.clear_unpinned();
+    assert_eq!(cache.peek(&4), None);
+    assert_eq!(cache.peek(&3), Some(v(2, None, 5)));
+    assert_eq!(cache.pinned_weight(), 2);
+    assert_eq!(cache.remove_reporting_pin(&3), Some((v(2, None, 5), true)));
+    assert_eq!(cache.insert(5, v(1, None, 7)), Insertion::Stored);
+    assert_eq!(cache.remove_reporting_pin(&5), Some((v(1, None, 7), false)));
+    assert_eq!(
+        (cache.len(), cache.weight(), cache.pinned_weight()),
+        (0, 0, 0)
+    );
+}
+
+/// Found by `ttl_exact_to_the_millisecond`: a pinned entry passed over by
+/// active expiry, then overwritten unpinned with the same expiry, must go
+/// at the next expiry pass.
+#[test]
+fn an_entry_overwritten_out_of_its_pin_with_the_same_expiry_still_expires() {
+    let v = |id| V {
+        w: 1,
+        at: Some(1000),
+        id,
+    };
+    let cache = one_shard(100);
+    assert_eq!(cache.insert_pinned(1, v(1)).insertion, Insertion::Stored);
+    assert_eq!(cache.expire_due(1000, usize::MAX), 0, "pinned");
+    assert_eq!(cache.insert(1, v(2)), Insertion::Stored);
+    assert_eq!(cache.expire_due(1000, usize::MAX), 1);
+    assert_eq!(cache.len(), 0);
 }

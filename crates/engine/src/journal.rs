@@ -37,6 +37,7 @@
 
 use crate::entry::Entry;
 use crate::error::{EngineError, Result};
+use bytes::Bytes;
 use parking_lot::Mutex;
 use std::fs::{self, File, OpenOptions};
 use std::io::Read;
@@ -309,6 +310,12 @@ impl WriteBackJournal {
         self.append(OP_CLEAR, b"", None)
     }
 
+    /// [`Self::append_clear`], running `then(seq)` under the journal lock:
+    /// no append can come between the clear and what the caller does.
+    pub fn append_clear_with<T>(&self, then: impl FnOnce(u64) -> T) -> T {
+        self.append_op(OP_CLEAR, b"", None, then)
+    }
+
     /// Appends under the journal lock and runs `then(seq)` before releasing
     /// it, so that callers can keep their own structures in journal order.
     pub fn append_with<T>(
@@ -338,26 +345,27 @@ impl WriteBackJournal {
         then(seq)
     }
 
-    /// Appends a set (`Some`) or delete (`None`) per item under one lock
-    /// acquisition, with consecutive sequence numbers, then runs
-    /// `then(first_seq)` before releasing it (see [`Self::append_with`]).
-    /// `then` is not run for an empty batch.
-    pub fn append_many_with<'k, T>(
+    /// Appends a set (`Some`) or delete (`None`) per operation under one
+    /// lock acquisition, with consecutive sequence numbers, then hands the
+    /// operations to `then(first_seq, ops)` before releasing it (see
+    /// [`Self::append_with`]). `then` is not run for an empty batch.
+    #[allow(clippy::type_complexity)]
+    pub fn append_ops_with<T>(
         &self,
-        items: impl IntoIterator<Item = (&'k [u8], Option<&'k Entry>)>,
-        then: impl FnOnce(u64) -> T,
+        ops: Vec<(Bytes, Option<Entry>)>,
+        then: impl FnOnce(u64, Vec<(Bytes, Option<Entry>)>) -> T,
     ) -> Option<T> {
         let mut inner = self.inner.lock();
         let first = inner.last_seq + 1;
-        for (key, entry) in items {
+        for (key, entry) in &ops {
             let op = if entry.is_some() { OP_SET } else { OP_DELETE };
-            inner.push(op, key, entry);
+            inner.push(op, key, entry.as_ref());
         }
         if inner.last_seq < first {
             return None;
         }
         self.publish_durable(&inner);
-        Some(then(first))
+        Some(then(first, ops))
     }
 
     /// Whether every record up to `seq` is already durable per the policy.

@@ -10,8 +10,11 @@
 //!   flusher reports them durable in the stores. They are inserted pinned,
 //!   so eviction never sees them, and unpinned only by the flush of the
 //!   exact write they hold ([`MemoryTier::mark_clean`] with its sequence
-//!   number). When a shard is full of dirty entries a new entry is not
-//!   admitted (the write-back queue still holds it).
+//!   number). The write-back queue keeps only their keys and reads the
+//!   values from here when it flushes. A dirty entry past its expiry is
+//!   not read, but stays until it is flushed. When a shard is full of
+//!   dirty entries a new entry is not admitted (the write-back queue then
+//!   keeps the write itself).
 //! - **Expiry.** Lazy (an expired entry is never returned) and active:
 //!   [`MemoryTier::expire_due`] drains the core's timer wheel.
 
@@ -57,6 +60,28 @@ impl Measure<Bytes, Cached> for EntryMeasure {
     fn expires_at(&self, value: &Cached) -> Option<u64> {
         value.entry.expires_at
     }
+}
+
+/// What [`MemoryTier::put_dirty`] did.
+pub struct DirtyPut {
+    /// Whether the tier holds the write.
+    pub admission: Admission,
+    /// The entry the key held before, if it was dirty too.
+    pub displaced: Option<Entry>,
+    /// The entry, handed back when it was not admitted.
+    pub rejected: Option<Entry>,
+}
+
+/// What [`MemoryTier::mark_clean`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cleaned {
+    /// The entry held the write and is clean now; its charge in bytes.
+    Unpinned(u64),
+    /// The entry holds a newer write, still dirty.
+    StillDirty,
+    /// The key is absent or clean (deleted, or replaced by a write the
+    /// tier did not admit).
+    NotDirty,
 }
 
 /// Outcome of an admission attempt.
@@ -113,13 +138,42 @@ impl MemoryTier {
     /// Inserts or replaces `key`. `dirty_seq` non-zero pins the entry until
     /// [`MemoryTier::mark_clean`] is called with the same sequence number.
     pub fn put(&self, key: Bytes, entry: Entry, dirty_seq: u64) -> Admission {
-        let value = Cached { entry, dirty_seq };
-        let outcome = if dirty_seq != 0 {
-            self.cache.insert_pinned(key, value)
-        } else {
-            self.cache.insert(key, value)
-        };
-        admission(outcome)
+        if dirty_seq != 0 {
+            return self.put_dirty(key, entry, dirty_seq).admission;
+        }
+        admission(self.cache.insert(
+            key,
+            Cached {
+                entry,
+                dirty_seq: 0,
+            },
+        ))
+    }
+
+    /// Inserts or replaces `key` dirty (pinned) with the write-back
+    /// sequence number `seq` (non-zero), handing back what the caller
+    /// keeps account of: the dirty entry it replaced, and the entry itself
+    /// if it was not admitted.
+    pub fn put_dirty(&self, key: Bytes, entry: Entry, seq: u64) -> DirtyPut {
+        debug_assert_ne!(seq, 0);
+        let out = self.cache.insert_pinned(
+            key,
+            Cached {
+                entry,
+                dirty_seq: seq,
+            },
+        );
+        DirtyPut {
+            admission: admission(out.insertion),
+            displaced: out.displaced.map(|c| c.entry),
+            rejected: out.rejected.map(|c| c.entry),
+        }
+    }
+
+    /// The dirty entry of `key` and the sequence number of the write it
+    /// holds, expired or not, without recording an access.
+    pub fn dirty_entry(&self, key: &[u8]) -> Option<(Entry, u64)> {
+        self.cache.peek_pinned(key).map(|c| (c.entry, c.dirty_seq))
     }
 
     /// Inserts a clean copy read from a lower tier, unless the key is
@@ -139,9 +193,28 @@ impl MemoryTier {
         self.cache.remove(key).is_some()
     }
 
+    /// Removes `key`; returns its entry if it was dirty.
+    pub fn remove_dirty(&self, key: &[u8]) -> Option<Entry> {
+        match self.cache.remove_reporting_pin(key) {
+            Some((c, true)) => Some(c.entry),
+            _ => None,
+        }
+    }
+
     /// Unpins `key` if it still holds the write with sequence number `seq`.
-    pub fn mark_clean(&self, key: &[u8], seq: u64) {
-        self.cache.unpin_if(key, |c| c.dirty_seq == seq);
+    pub fn mark_clean(&self, key: &[u8], seq: u64) -> Cleaned {
+        let mut outcome = Cleaned::NotDirty;
+        // The predicate runs only for a pinned entry.
+        self.cache.unpin_if(key, |c| {
+            if c.dirty_seq == seq {
+                outcome = Cleaned::Unpinned(Self::charge(key, &c.entry));
+                true
+            } else {
+                outcome = Cleaned::StillDirty;
+                false
+            }
+        });
+        outcome
     }
 
     /// Drops every entry due at `now`, at most `limit` in total; returns how many.
@@ -149,9 +222,16 @@ impl MemoryTier {
         self.cache.expire_due(now, limit)
     }
 
-    /// Removes everything, pinned entries included (`FLUSHALL`).
+    /// Removes everything, pinned entries included.
     pub fn clear(&self) {
         self.cache.clear();
+    }
+
+    /// Removes every clean entry (`FLUSHALL`, after each write-back queue
+    /// has dropped its own dirty entries: a dirty entry left is a write
+    /// that came after).
+    pub fn clear_clean(&self) {
+        self.cache.clear_unpinned();
     }
 
     /// Number of entries held (expired but not yet collected ones included).

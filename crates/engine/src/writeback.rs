@@ -1,65 +1,105 @@
 //! Write-back for one namespace: the queue of dirty keys, its journal, and
 //! the flusher that moves them to the stores in batches.
 //!
-//! Invariant: every journaled operation is either in the stores, or in this
-//! queue (`pending` or `inflight`), or superseded by a newer operation on the
-//! same key that is. Journal segments are deleted only after a flush that
-//! covered every operation they hold has succeeded.
+//! A write's value lives in the memory tier, dirty (pinned) until a flush
+//! has stored it; the queue holds only its key, once, from the write that
+//! made it dirty. Keeping the write in a map of its own as well cost a
+//! probe and an insert per SET: the largest cost a durable write had over
+//! a pure cache's (`perf`, unpipelined SETs). The queue keeps whole
+//! operations only for what the memory tier does not hold: deletes
+//! (tombstones) and writes it did not admit (a shard full of dirty
+//! entries).
 //!
-//! - Repeated writes to one key coalesce: `pending` keeps only the newest.
-//! - Deletes are tombstones (`op: None`) until flushed, so a read never
-//!   resurrects an older value from a store.
-//! - A failed flush keeps its batch (`inflight`) and the journal; the next
-//!   attempt merges newer writes over it and retries, with backoff.
+//! Invariants:
+//!
+//! - Every journaled operation is either in the stores, or in this queue
+//!   (its key listed in `keys` or the batch in flight, its value dirty in
+//!   the memory tier; or in `ops`), or superseded by a newer operation on
+//!   the same key that is. Journal segments are deleted only after a flush
+//!   that covered every operation they hold has succeeded.
+//! - A key dirty in the memory tier is listed (in `keys` or in flight).
+//!   Writers list a key when it becomes dirty; the flusher lists it again
+//!   when a write came after the one it stored.
+//! - An operation in `ops` is older than the dirty entry of its key in the
+//!   memory tier, if there is one (a write the tier admits drops the key
+//!   from `ops`; one it rejects removes the dirty entry).
+//!
+//! Repeated writes to one key coalesce: the memory tier and `ops` keep only
+//! the newest. A failed flush keeps its batch and the journal; the next
+//! attempt merges newer writes over it and retries, with backoff.
 
 use crate::entry::{now_ms, Entry};
 use crate::error::{EngineError, Result};
 use crate::journal::{FsyncPolicy, Record, WriteBackJournal};
-use crate::memory::MemoryTier;
+use crate::memory::{Admission, Cleaned, MemoryTier};
 use crate::store::{Mutation, Store};
 use bytes::Bytes;
 use parking_lot::Mutex;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::task::coop::consume_budget;
 
-/// A dirty key's newest operation.
-#[derive(Clone)]
-pub(crate) struct Dirty {
-    /// `Some` = set, `None` = delete (tombstone).
-    pub(crate) op: Option<Entry>,
-    pub(crate) seq: u64,
-    /// When the key first became dirty (Unix ms), for the queue-age metric.
-    pub(crate) since: u64,
+/// Operations the memory tier does not hold, the newest per key: `Some`
+/// = set, `None` = delete (tombstone). No sequence numbers: a dirty entry
+/// of the same key in the memory tier is newer (see the invariants).
+type OpMap = HashMap<Bytes, Option<Entry>, ahash::RandomState>;
+
+/// What one flush moves to the stores.
+#[derive(Default, Clone)]
+struct Batch {
+    /// Keys whose values are dirty in the memory tier (a key may be listed
+    /// twice: the flush stores it once).
+    keys: Vec<Bytes>,
+    ops: OpMap,
+    /// When its oldest write was queued (Unix ms; 0 when empty).
+    since: u64,
 }
 
-type DirtyMap = HashMap<Bytes, Dirty, ahash::RandomState>;
+impl Batch {
+    fn is_empty(&self) -> bool {
+        self.keys.is_empty() && self.ops.is_empty()
+    }
+
+    fn len(&self) -> usize {
+        self.keys.len() + self.ops.len()
+    }
+}
 
 #[derive(Default)]
 struct Queue {
-    pending: DirtyMap,
-    /// The batch being flushed. Shared with the flusher, which iterates it
-    /// without holding the queue lock; replaced, never mutated in place.
-    inflight: Arc<DirtyMap>,
-    /// An empty map with the capacity of an earlier batch: the next
-    /// `pending`. Under a steady write load every flush moves about as many
-    /// keys as the last, and a map grown from empty again each time spent
-    /// 5% of a SET-bound server's time rehashing (`perf`, 100,000 keys).
-    spare: DirtyMap,
+    pending: Batch,
+    /// The batch being flushed (or that failed to). Shared with the
+    /// flusher, which reads it without holding the queue lock; replaced,
+    /// never mutated in place.
+    inflight: Arc<Batch>,
+    /// An empty list with the capacity of an earlier batch's: the next
+    /// `pending.keys`. Under a steady write load every flush moves about as
+    /// many keys as the last.
+    spare_keys: Vec<Bytes>,
 }
 
+/// Bytes a listed key is charged for backpressure, on top of its entry: a
+/// key deleted and written again while the stores are down is listed
+/// again each time, and the list must not grow without bound either.
+const LISTED: u64 = std::mem::size_of::<Bytes>() as u64;
+
+/// Bytes a queued operation is charged for backpressure: what the memory
+/// tier charges for the entry (a tombstone as an empty one).
 fn weight(key: &[u8], op: &Option<Entry>) -> u64 {
-    key.len() as u64 + op.as_ref().map_or(0, |e| e.value.len() as u64) + 64
+    key.len() as u64
+        + op.as_ref().map_or(0, |e| e.value.len() as u64)
+        + crate::memory::ENTRY_OVERHEAD
 }
 
 pub(crate) struct WriteBack {
     pub(crate) journal: WriteBackJournal,
     queue: Mutex<Queue>,
-    /// key + value bytes held by `pending` and `inflight`, for backpressure
-    /// (updated under the queue lock, read without it).
+    /// Bytes of this namespace's dirty entries in the memory tier and of
+    /// the operations in `ops` (pending and in flight), for backpressure.
+    /// Changed under the journal lock by writers, read without it.
     dirty_bytes: AtomicU64,
     stores: Vec<Arc<dyn Store>>,
     l1: Arc<MemoryTier>,
@@ -110,19 +150,22 @@ impl WriteBack {
             flush_errors: AtomicU64::new(0),
         };
         let replayed = replay.records.len();
-        for record in replay.records {
-            match record {
-                Record::Set {
-                    seq,
-                    key,
-                    mut entry,
-                } => {
-                    // Uniques are not journaled: a replayed write gets a fresh one.
-                    entry.cas = crate::entry::next_cas();
-                    wb.enqueue(key, Some(entry), seq)
+        {
+            let mut q = wb.queue.lock();
+            for record in replay.records {
+                match record {
+                    Record::Set {
+                        seq,
+                        key,
+                        mut entry,
+                    } => {
+                        // Uniques are not journaled: a replayed write gets a fresh one.
+                        entry.cas = crate::entry::next_cas();
+                        wb.queue_locked(&mut q, key, Some(entry), seq, &|_| {});
+                    }
+                    Record::Delete { seq, key } => wb.queue_locked(&mut q, key, None, seq, &|_| {}),
+                    Record::Clear { .. } => unreachable!("replay strips Clear records"),
                 }
-                Record::Delete { seq, key } => wb.enqueue(key, None, seq),
-                Record::Clear { .. } => unreachable!("replay strips Clear records"),
             }
         }
         if replayed > 0 {
@@ -131,63 +174,83 @@ impl WriteBack {
         Ok(wb)
     }
 
-    fn enqueue(&self, key: Bytes, op: Option<Entry>, seq: u64) {
-        match &op {
-            Some(e) => {
-                self.l1.put(key.clone(), e.clone(), seq);
-            }
-            None => {
-                self.l1.remove(&key);
-            }
+    fn add_dirty(&self, added: u64, removed: u64) {
+        // One atomic update for the net change (a rewrite of the same size,
+        // the common case, needs none).
+        if added > removed {
+            self.dirty_bytes
+                .fetch_add(added - removed, Ordering::Relaxed);
+        } else if removed > added {
+            self.dirty_bytes
+                .fetch_sub(removed - added, Ordering::Relaxed);
         }
-        self.insert_pending(key, op, seq);
     }
 
-    /// Queues `op` for `key`; returns the number of pending keys.
-    fn insert_pending(&self, key: Bytes, op: Option<Entry>, seq: u64) -> usize {
-        let mut q = self.queue.lock();
-        self.insert_pending_locked(&mut q, &key, op, seq)
-    }
-
-    /// Queues `op` for `key`. The key is copied (made shared: an
-    /// allocation) only when it was not dirty yet; a key written again
-    /// keeps the queue's copy.
-    fn insert_pending_locked(
+    /// Queues `op` for `key`: into the memory tier, dirty, listing the key
+    /// if it was not dirty yet; or, for a delete or a write the tier does
+    /// not admit, into `ops`. Runs under the journal lock (see
+    /// [`WriteBack::write_many`]); `written(key)` runs once the key's new
+    /// state is visible.
+    fn queue_locked(
         &self,
         q: &mut Queue,
-        key: &Bytes,
+        key: Bytes,
         op: Option<Entry>,
         seq: u64,
-    ) -> usize {
-        let added = weight(key, &op);
-        if let Some(old) = q.pending.get_mut(&key[..]) {
-            // One atomic update for the net change (a rewrite of the same
-            // size, the common case, needs none).
-            let removed = weight(key, &old.op);
-            if added > removed {
-                self.dirty_bytes
-                    .fetch_add(added - removed, Ordering::Relaxed);
-            } else if removed > added {
-                self.dirty_bytes
-                    .fetch_sub(removed - added, Ordering::Relaxed);
-            }
-            old.op = op;
-            old.seq = seq;
-        } else {
-            self.dirty_bytes.fetch_add(added, Ordering::Relaxed);
-            // Read the clock only for a newly dirty key: a key written
-            // again keeps its first-dirty time (and a SET costs no clock
-            // read on the hot-key path).
-            q.pending.insert(
-                key.clone(),
-                Dirty {
-                    op,
-                    seq,
-                    since: now_ms(),
-                },
-            );
+        written: &impl Fn(&Bytes),
+    ) {
+        if q.pending.is_empty() {
+            // One clock read per batch, not per key.
+            q.pending.since = now_ms();
         }
-        q.pending.len()
+        let mut added = weight(&key, &op);
+        let removed = match op {
+            Some(entry) => {
+                let put = self.l1.put_dirty(key.clone(), entry, seq);
+                let removed = put
+                    .displaced
+                    .as_ref()
+                    .map_or(0, |e| MemoryTier::charge(&key, e));
+                if put.admission == Admission::Admitted {
+                    written(&key);
+                    let mut removed = removed;
+                    if !q.pending.ops.is_empty() {
+                        if let Some(old) = q.pending.ops.remove(&key) {
+                            removed += weight(&key, &old);
+                        }
+                    }
+                    if put.displaced.is_none() {
+                        q.pending.keys.push(key);
+                        added += LISTED;
+                    }
+                    removed
+                } else {
+                    let entry = put.rejected.expect("a write not admitted is handed back");
+                    removed + self.insert_op(q, key, Some(entry), written)
+                }
+            }
+            None => {
+                let removed = self
+                    .l1
+                    .remove_dirty(&key)
+                    .map_or(0, |e| MemoryTier::charge(&key, &e));
+                removed + self.insert_op(q, key, None, written)
+            }
+        };
+        self.add_dirty(added, removed);
+    }
+
+    /// Puts an operation into `ops`; returns the weight of the one it replaced.
+    fn insert_op(
+        &self,
+        q: &mut Queue,
+        key: Bytes,
+        op: Option<Entry>,
+        written: &impl Fn(&Bytes),
+    ) -> u64 {
+        let replaced = q.pending.ops.insert(key.clone(), op);
+        written(&key);
+        replaced.map_or(0, |old| weight(&key, &old))
     }
 
     /// Journals sets (`Some`) and deletes (`None`) and queues them; the
@@ -195,45 +258,30 @@ impl WriteBack {
     /// number (0 for an empty batch), which the caller must commit before
     /// acknowledging. The caller holds the keys' write locks, so per-key
     /// order is journal order; operations on one key keep their order (the
-    /// last one wins). One journal lock and one queue lock serve the batch.
-    /// `written(key)` runs once each key's new state is visible (queued and
-    /// in L1), for the caller to invalidate in-flight loads.
+    /// last one wins). One journal lock and one queue lock serve the batch:
+    /// the memory tier and the queue change under the journal lock, so a
+    /// flush (which seals the journal under it) sees every write of the
+    /// segment it seals. `written(key)` runs once each key's new state is
+    /// visible, for the caller to invalidate in-flight loads.
     pub(crate) fn write_many(
         &self,
         ops: Vec<(Bytes, Option<Entry>)>,
         written: impl Fn(&Bytes),
     ) -> u64 {
-        let items = ops.iter().map(|(k, op)| (&k[..], op.as_ref()));
-        let Some((first, pending)) = self.journal.append_many_with(items, |first| {
+        let n = ops.len() as u64;
+        let Some((first, pending)) = self.journal.append_ops_with(ops, |first, ops| {
             let mut q = self.queue.lock();
-            let mut pending = 0;
-            for (i, (key, op)) in ops.iter().enumerate() {
-                pending = self.insert_pending_locked(&mut q, key, op.clone(), first + i as u64);
+            for (i, (key, op)) in ops.into_iter().enumerate() {
+                self.queue_locked(&mut q, key, op, first + i as u64, &written);
             }
-            (first, pending)
+            (first, q.pending.len())
         }) else {
             return 0;
         };
-        let last = first + ops.len() as u64 - 1;
-        for (i, (key, op)) in ops.into_iter().enumerate() {
-            // In-flight loads are invalidated before the memory tier has
-            // the entry: the write is already visible in the queue, which
-            // a load reads before the stores (see `Flights::invalidate`),
-            // and the key can then move into the tier without a copy.
-            written(&key);
-            match op {
-                Some(e) => {
-                    self.l1.put(key, e, first + i as u64);
-                }
-                None => {
-                    self.l1.remove(&key);
-                }
-            }
-        }
         if pending >= self.flush_batch {
             self.wake.notify_one();
         }
-        last
+        first + n - 1
     }
 
     /// Waits while dirty data exceeds the high-water mark, up to `max_wait`.
@@ -259,18 +307,28 @@ impl WriteBack {
         }
     }
 
-    /// The dirty state of `key`: `Some(Some(entry))` set, `Some(None)`
-    /// deleted, `None` not dirty (the stores are up to date).
+    /// The dirty state of `key`, for a read the memory tier did not answer:
+    /// `Some(Some(entry))` set (a dirty entry there is expired, or the tier
+    /// did not admit the write), `Some(None)` deleted, `None` not dirty
+    /// (the stores are up to date).
     pub(crate) fn lookup(&self, key: &[u8]) -> Option<Option<Entry>> {
+        // A dirty entry in the memory tier is newer than anything in `ops`.
+        if let Some((entry, _)) = self.l1.dirty_entry(key) {
+            return Some(Some(entry));
+        }
         let q = self.queue.lock();
+        if q.pending.ops.is_empty() && q.inflight.ops.is_empty() {
+            return None;
+        }
         q.pending
+            .ops
             .get(key)
-            .or_else(|| q.inflight.get(key))
-            .map(|d| d.op.clone())
+            .or_else(|| q.inflight.ops.get(key))
+            .cloned()
     }
 
     /// The newest dirty operation of every queued key in a key listing's
-    /// range (see [`crate::store::in_scan_range`]), pending over in flight.
+    /// range (see [`crate::store::in_scan_range`]), each key once.
     pub(crate) fn dirty_in_range(
         &self,
         start: std::ops::Bound<&[u8]>,
@@ -278,35 +336,39 @@ impl WriteBack {
     ) -> Vec<(Bytes, Option<Entry>)> {
         use crate::store::in_scan_range;
         let q = self.queue.lock();
-        let mut out: Vec<(Bytes, Option<Entry>)> = q
-            .pending
-            .iter()
-            .filter(|(k, _)| in_scan_range(k, start, prefix))
-            .map(|(k, d)| (k.clone(), d.op.clone()))
-            .collect();
-        out.extend(
-            q.inflight
-                .iter()
-                .filter(|(k, _)| in_scan_range(k, start, prefix) && !q.pending.contains_key(*k))
-                .map(|(k, d)| (k.clone(), d.op.clone())),
-        );
+        let mut seen: HashSet<&Bytes> = HashSet::new();
+        let mut out: Vec<(Bytes, Option<Entry>)> = Vec::new();
+        for key in q.pending.keys.iter().chain(q.inflight.keys.iter()) {
+            if in_scan_range(key, start, prefix) && !seen.contains(key) {
+                if let Some((entry, _)) = self.l1.dirty_entry(key) {
+                    seen.insert(key);
+                    out.push((key.clone(), Some(entry)));
+                }
+            }
+        }
+        // Pending over in flight; a dirty entry (above) over both.
+        for (key, op) in q.pending.ops.iter().chain(q.inflight.ops.iter()) {
+            if in_scan_range(key, start, prefix) && seen.insert(key) {
+                out.push((key.clone(), op.clone()));
+            }
+        }
         out
     }
 
-    /// Dirty keys (pending and in flight).
+    /// Queued keys and operations (pending and in flight; a key written
+    /// again after a flush took it may count twice).
     pub(crate) fn pending_len(&self) -> usize {
         let q = self.queue.lock();
         q.pending.len() + q.inflight.len()
     }
 
-    /// Age in ms of the oldest dirty key.
+    /// Age in ms of the oldest queued write.
     pub(crate) fn oldest_age_ms(&self) -> u64 {
         let q = self.queue.lock();
-        let oldest = q
-            .pending
-            .values()
-            .chain(q.inflight.values())
-            .map(|d| d.since)
+        let oldest = [&q.pending, &*q.inflight]
+            .into_iter()
+            .filter(|b| !b.is_empty())
+            .map(|b| b.since)
             .min();
         oldest.map_or(0, |t| now_ms().saturating_sub(t))
     }
@@ -336,20 +398,28 @@ impl WriteBack {
     }
 
     async fn flush_locked(&self) -> Result<usize> {
-        // Seal the journal and move pending to inflight atomically: no append
-        // can land in the sealed segment without being in this snapshot.
-        // O(1) unless a failed batch is still in flight.
+        // Seal the journal and take the pending batch atomically: no append
+        // can land in the sealed segment without being in this batch. O(1)
+        // unless a failed batch is still in flight.
         let (sealed, batch, sync) = self.journal.rotate_unsynced(|| {
             let mut q = self.queue.lock();
-            let spare = std::mem::take(&mut q.spare);
-            let pending = std::mem::replace(&mut q.pending, spare);
-            if q.inflight.is_empty() {
-                q.inflight = Arc::new(pending);
-            } else {
-                let mut merged = (*q.inflight).clone();
-                merged.extend(pending); // newer writes supersede a failed batch
-                q.inflight = Arc::new(merged);
+            let fresh = Batch {
+                keys: std::mem::take(&mut q.spare_keys),
+                ..Batch::default()
+            };
+            let mut pending = std::mem::replace(&mut q.pending, fresh);
+            if !q.inflight.is_empty() {
+                // A failed batch: newer writes supersede its operations.
+                let failed = std::mem::take(&mut q.inflight);
+                let mut merged = Arc::try_unwrap(failed).unwrap_or_else(|a| (*a).clone());
+                merged.keys.append(&mut pending.keys);
+                if !pending.is_empty() {
+                    merged.since = merged.since.min(pending.since);
+                }
+                merged.ops.extend(pending.ops);
+                pending = merged;
             }
+            q.inflight = Arc::new(pending);
             q.inflight.clone()
         })?;
         // On the blocking pool: an fdatasync (or the unmapping of a large
@@ -365,39 +435,79 @@ impl WriteBack {
         // one core, the only one) and costs a few hundred instructions per
         // key: `consume_budget` lets the connections run every 128 keys, so
         // a flush of 10,000 keys is not one stall of milliseconds.
-        let entries: Vec<(&Bytes, &Dirty)> = batch.iter().collect();
-        let mut done = 0;
-        for chunk in entries.chunks(self.flush_batch) {
-            let mut mutations: Vec<Mutation> = Vec::with_capacity(chunk.len());
-            for (k, d) in chunk {
-                mutations.push(match &d.op {
-                    Some(e) => Mutation::Set((*k).clone(), e.clone()),
-                    None => Mutation::Delete((*k).clone()),
+        //
+        // Operations first, the memory tier's dirty values after: a store
+        // keeps the last mutation of a key, and a dirty value is newer than
+        // any operation of its key.
+        let mut mutations: Vec<Mutation> = Vec::with_capacity(batch.len());
+        for (key, op) in &batch.ops {
+            if !self.l1.is_pinned(key) {
+                mutations.push(match op {
+                    Some(e) => Mutation::Set(key.clone(), e.clone()),
+                    None => Mutation::Delete(key.clone()),
                 });
-                consume_budget().await;
             }
+            consume_budget().await;
+        }
+        let held_from = mutations.len();
+        let mut seqs: Vec<u64> = Vec::with_capacity(batch.keys.len());
+        for key in &batch.keys {
+            if let Some((entry, seq)) = self.l1.dirty_entry(key) {
+                mutations.push(Mutation::Set(key.clone(), entry));
+                seqs.push(seq);
+            }
+            consume_budget().await;
+        }
+        let mut freed = 0;
+        let mut written_again: Vec<Bytes> = Vec::new();
+        let mut outcome = Ok(());
+        let mut start = 0;
+        'chunks: for chunk in mutations.chunks(self.flush_batch) {
             // The system of record first: once it has the data, nothing is lost.
             for store in self.stores.iter().rev() {
-                if let Err(e) = store.apply(&mutations).await {
-                    self.forget_flushed(&entries[..done]);
-                    self.flush_errors.fetch_add(1, Ordering::Relaxed);
-                    self.progress.notify_waiters();
-                    return Err(e.into());
+                if let Err(e) = store.apply(chunk).await {
+                    outcome = Err(e);
+                    break 'chunks;
                 }
             }
-            // One pass: release each written copy and unpin its entry.
-            for ((key, d), written) in chunk.iter().zip(mutations) {
-                drop(written);
-                if d.op.is_some() {
-                    self.l1.mark_clean(key, d.seq);
+            // Unpin each stored write, unless a newer one replaced it: that
+            // one's writer found the key dirty and did not list it.
+            for (i, m) in chunk.iter().enumerate() {
+                let at = start + i;
+                if at >= held_from {
+                    match self.l1.mark_clean(m.key(), seqs[at - held_from]) {
+                        Cleaned::Unpinned(charge) => freed += charge,
+                        Cleaned::StillDirty => written_again.push(m.key().clone()),
+                        Cleaned::NotDirty => {}
+                    }
                 }
                 consume_budget().await;
             }
-            done += chunk.len();
+            start += chunk.len();
         }
-        self.forget_flushed(&entries);
-        let flushed = entries.len();
-        drop(entries);
+        let flushed = mutations.len();
+        drop(mutations);
+        {
+            let mut q = self.queue.lock();
+            if !written_again.is_empty() {
+                if q.pending.is_empty() {
+                    q.pending.since = now_ms();
+                }
+                self.add_dirty(LISTED * written_again.len() as u64, 0);
+                q.pending.keys.append(&mut written_again);
+            }
+            if outcome.is_ok() {
+                freed += batch.ops.iter().map(|(k, op)| weight(k, op)).sum::<u64>();
+                freed += LISTED * batch.keys.len() as u64;
+                q.inflight = Arc::default();
+            }
+        }
+        self.dirty_bytes.fetch_sub(freed, Ordering::Relaxed);
+        if let Err(e) = outcome {
+            self.flush_errors.fetch_add(1, Ordering::Relaxed);
+            self.progress.notify_waiters();
+            return Err(e.into());
+        }
         self.recycle(batch).await;
         let removal = self.journal.sealed_removal(sealed);
         tokio::task::spawn_blocking(move || removal.run())
@@ -408,60 +518,38 @@ impl WriteBack {
         Ok(flushed)
     }
 
-    /// Keeps a flushed batch's map, emptied outside the queue lock, as the
-    /// next `pending` (unless a reader still holds it).
-    async fn recycle(&self, batch: Arc<DirtyMap>) {
-        if let Ok(mut map) = Arc::try_unwrap(batch) {
-            for entry in map.drain() {
-                drop(entry);
+    /// Keeps a flushed batch's key list, emptied outside the queue lock, as
+    /// the next `pending.keys` (unless a reader still holds the batch).
+    async fn recycle(&self, batch: Arc<Batch>) {
+        if let Ok(mut batch) = Arc::try_unwrap(batch) {
+            for key in batch.keys.drain(..) {
+                drop(key);
                 consume_budget().await;
             }
             let mut q = self.queue.lock();
-            if map.capacity() > q.spare.capacity() {
-                q.spare = map;
+            if batch.keys.capacity() > q.spare_keys.capacity() {
+                q.spare_keys = batch.keys;
             }
         }
     }
 
-    /// Drops flushed entries from `inflight` (all of it in the common case).
-    fn forget_flushed(&self, flushed: &[(&Bytes, &Dirty)]) {
-        if flushed.is_empty() {
-            return;
-        }
-        let freed: u64 = flushed.iter().map(|(k, d)| weight(k, &d.op)).sum();
-        let mut q = self.queue.lock();
-        if flushed.len() == q.inflight.len() {
-            q.inflight = Arc::default();
-        } else {
-            let mut rest = (*q.inflight).clone();
-            for (k, _) in flushed {
-                rest.remove(*k);
-            }
-            q.inflight = Arc::new(rest);
-        }
-        self.dirty_bytes.fetch_sub(freed, Ordering::Relaxed);
-    }
-
-    /// `FLUSHALL` for this namespace: journals a clear, drops the queue,
-    /// clears the stores. A crash in between replays the clear at start.
+    /// `FLUSHALL` for this namespace: journals a clear, drops the queue and
+    /// this namespace's dirty entries from the memory tier (at once, under
+    /// the journal lock: a write that comes after the clear stays), clears
+    /// the stores. A crash in between replays the clear at start.
     pub(crate) async fn clear(&self) -> Result<()> {
         let _one_at_a_time = self.flush_lock.lock().await;
-        let seq = self.journal.append_clear();
-        self.journal.commit(seq)?;
-        {
+        let seq = self.journal.append_clear_with(|seq| {
             let mut q = self.queue.lock();
+            let pending = std::mem::take(&mut q.pending);
             let inflight = std::mem::take(&mut q.inflight);
-            for (key, d) in q
-                .pending
-                .drain()
-                .chain(inflight.iter().map(|(k, d)| (k.clone(), d.clone())))
-            {
-                if d.op.is_some() {
-                    self.l1.mark_clean(&key, d.seq);
-                }
+            for key in pending.keys.iter().chain(inflight.keys.iter()) {
+                self.l1.remove_dirty(key);
             }
             self.dirty_bytes.store(0, Ordering::Relaxed);
-        }
+            seq
+        });
+        self.journal.commit(seq)?;
         for s in self.stores.iter().rev() {
             s.clear().await?;
         }
@@ -533,7 +621,8 @@ mod tests {
 
     /// The backpressure figure follows the newest operation of each key
     /// through rewrites that grow, keep and shrink its size, and deletes,
-    /// and returns to zero once everything is flushed.
+    /// counts each listed key once, and returns to zero once everything is
+    /// flushed.
     #[tokio::test]
     async fn dirty_bytes_count_the_newest_operation_of_each_key() {
         let dir = tempfile::tempdir().unwrap();
@@ -549,8 +638,10 @@ mod tests {
         .await
         .unwrap();
         let bytes = || wb.dirty_bytes.load(Ordering::Relaxed);
-        let expect =
-            |ops: &[(Bytes, Option<Entry>)]| ops.iter().map(|(k, op)| weight(k, op)).sum::<u64>();
+        // Both keys stay listed (a delete leaves its key in the list).
+        let expect = |ops: &[(Bytes, Option<Entry>)]| {
+            ops.iter().map(|(k, op)| weight(k, op)).sum::<u64>() + 2 * LISTED
+        };
 
         wb.write_many(vec![set(b"a", "0123456789"), set(b"b", "x")], |_| {});
         assert_eq!(bytes(), expect(&[set(b"a", "0123456789"), set(b"b", "x")]));

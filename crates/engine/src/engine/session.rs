@@ -240,7 +240,9 @@ impl<'a> Session<'a> {
         for store in core.distinct_stores() {
             store.clear().await?;
         }
-        core.l1.clear();
+        // Each write-back queue dropped its dirty entries; one left is a
+        // write that came after its namespace was cleared.
+        core.l1.clear_clean();
         Ok(())
     }
 

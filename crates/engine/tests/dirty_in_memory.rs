@@ -1,0 +1,112 @@
+//! A write-back namespace keeps a dirty key's value only in the memory
+//! tier, pinned, and queues just the key (see `writeback.rs`). These are
+//! the cases where reading that tier alone, or flushing what it held at
+//! one moment, would give a wrong answer.
+
+mod support;
+
+use bytes::Bytes;
+use std::sync::Arc;
+use std::time::Duration;
+use support::flushing_on_demand;
+use tiercache_engine::testing::{FlakyStore, MemoryStore};
+use tiercache_engine::{now_ms, Engine, Entry, NamespaceConfig, WriteMode};
+
+fn stored(sor: &MemoryStore, key: &[u8]) -> Option<Bytes> {
+    sor.snapshot().get(key).map(|e| e.value.clone())
+}
+
+/// The flush stores the value it read and unpins it only if no newer write
+/// came meanwhile; that newer write's writer found the key dirty and did
+/// not queue it, so the flush must.
+#[tokio::test]
+async fn a_write_that_lands_while_its_key_is_flushed_is_flushed_next() {
+    let dir = tempfile::tempdir().unwrap();
+    let sor = Arc::new(MemoryStore::new("sor"));
+    let slow = Arc::new(FlakyStore::new(sor.clone()));
+    slow.set_write_delay(Duration::from_millis(200));
+    let engine = flushing_on_demand(dir.path(), slow.clone()).await;
+    engine.set("k", "v1").await.unwrap();
+    let (flushed, ()) = tokio::join!(engine.flush(), async {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        engine.set("k", "v2").await.unwrap();
+    });
+    flushed.unwrap();
+    assert_eq!(stored(&sor, b"k").as_deref(), Some(&b"v1"[..]));
+    assert!(engine.memory().is_pinned(b"k"), "v2 is not stored yet");
+    slow.set_write_delay(Duration::ZERO);
+    engine.flush().await.unwrap();
+    assert_eq!(stored(&sor, b"k").as_deref(), Some(&b"v2"[..]));
+    assert!(!engine.memory().is_pinned(b"k"));
+    assert_eq!(engine.stats().writeback_pending, 0);
+}
+
+/// A dirty entry past its expiry is not read, and not dropped by active
+/// expiry either: it still says the key is gone, over the older value the
+/// store holds, until the flush has stored that.
+#[tokio::test]
+async fn a_dirty_write_that_expires_before_its_flush_hides_the_stored_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let sor = Arc::new(MemoryStore::new("sor"));
+    let engine = flushing_on_demand(dir.path(), sor.clone()).await;
+    engine.set("k", "old").await.unwrap();
+    engine.flush().await.unwrap();
+    let mut s = engine.session();
+    s.set_entry("k".into(), Entry::with_expiry("new", Some(now_ms() + 50)))
+        .await
+        .unwrap();
+    s.commit().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    engine.memory().expire_due(now_ms(), usize::MAX);
+    assert!(engine.memory().is_pinned(b"k"), "kept until flushed");
+    assert_eq!(
+        engine.get(b"k").await.unwrap(),
+        None,
+        "not the stored value"
+    );
+    engine.flush().await.unwrap();
+    assert_eq!(engine.get(b"k").await.unwrap(), None);
+    assert_eq!(engine.memory().expire_due(now_ms(), usize::MAX), 1);
+    assert_eq!(engine.memory().len(), 0);
+}
+
+/// A value larger than a memory-tier shard is never admitted: the queue
+/// keeps the write itself, reads find it there, and a later write the tier
+/// does admit supersedes it, also when the older one sits in a batch whose
+/// flush failed.
+#[tokio::test]
+async fn a_write_the_memory_tier_rejects_is_read_and_flushed_from_the_queue() {
+    let dir = tempfile::tempdir().unwrap();
+    let sor = Arc::new(MemoryStore::new("sor"));
+    let flaky = Arc::new(FlakyStore::new(sor.clone()));
+    let engine = Engine::builder(dir.path())
+        .memory_bytes(64 << 20) // 64 shards of 1 MiB
+        .namespace(
+            NamespaceConfig::new("default", WriteMode::Back)
+                .store(flaky.clone())
+                .flush(Duration::from_secs(3600), 1_000_000),
+        )
+        .build()
+        .await
+        .unwrap();
+    let big = Bytes::from(vec![7u8; 2 << 20]);
+    engine.set("k", big.clone()).await.unwrap();
+    assert!(engine.memory().get(b"k", 0).is_none(), "not admitted");
+    assert_eq!(engine.get(b"k").await.unwrap().unwrap().value, big);
+
+    flaky.set_down(true);
+    assert!(engine.flush().await.is_err());
+    engine.set("k", "small").await.unwrap();
+    assert_eq!(
+        &engine.get(b"k").await.unwrap().unwrap().value[..],
+        b"small"
+    );
+    flaky.set_down(false);
+    engine.flush().await.unwrap();
+    assert_eq!(stored(&sor, b"k").as_deref(), Some(&b"small"[..]));
+
+    engine.set("k", big.clone()).await.unwrap();
+    engine.flush().await.unwrap();
+    assert_eq!(stored(&sor, b"k"), Some(big));
+    assert_eq!(engine.stats().writeback_pending, 0);
+}
