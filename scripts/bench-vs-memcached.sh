@@ -15,6 +15,10 @@
 # TIERCACHE_BIN=PATH runs that build instead of target/release/tiercache
 # (an A/B of two builds).
 #
+# VARY_VALUES=1 makes every SET's value random letters (`mc-load
+# --vary-values`) instead of the same `xxx`, so that nearly every SET
+# changes its key and must reach the store.
+#
 # TIERCACHE_CONFIG=FILE runs tiercache with that config (e.g.
 # scripts/pure-cache.toml: memory tier only, no store, like a server with
 # persistence off); by default it runs the durable default (write-back to
@@ -48,7 +52,8 @@ for round in $(seq "$rounds"); do
         [ "$server" = memcached ] && port=$mc_port pid=$mc_pid
         before=$(cpu_ns "$pid")
         IFS=, read -r name rps _p50 lat < <(taskset -c 1 "$load" --addr "127.0.0.1:$port" \
-          --test "$test" --connections 50 --pipeline "$pipeline" --seconds "$seconds")
+          --test "$test" --connections 50 --pipeline "$pipeline" --seconds "$seconds" \
+          ${VARY_VALUES:+--vary-values})
         key="$server/$name/$pipeline"
         if awk -v a="$rps" -v b="${best[$key]:-0}" 'BEGIN { exit !(a > b) }'; then
           best[$key]=$rps

@@ -35,7 +35,7 @@ mod slab;
 mod wheel;
 
 use lock::ShardLock;
-use shard::Shard;
+use shard::{Put, Shard};
 use std::borrow::Borrow;
 use std::hash::Hash;
 
@@ -264,7 +264,7 @@ impl<K: Hash + Eq, V, M: Measure<K, V>> Cache<K, V, M> {
     /// in its shard is pinned.
     #[inline]
     pub fn insert(&self, key: K, value: V) -> Insertion {
-        self.insert_with(key, value, false, false).insertion
+        self.insert_with(key, value, Put::Plain).insertion
     }
 
     /// Inserts or replaces `key` as a pinned entry: never evicted until
@@ -275,20 +275,39 @@ impl<K: Hash + Eq, V, M: Measure<K, V>> Cache<K, V, M> {
     /// the new value if it was rejected, for an owner that keeps account of
     /// what it pinned.
     pub fn insert_pinned(&self, key: K, value: V) -> PinnedInsertion<V> {
-        self.insert_with(key, value, true, false)
+        self.insert_with(key, value, Put::Pinned { unless_same: None })
+    }
+
+    /// [`Cache::insert_pinned`], except that a value `same` as the unpinned
+    /// value it replaces is stored unpinned ([`PinnedInsertion::pinned`]
+    /// false): for an owner whose pin means "differs from what is stored
+    /// elsewhere", a write of what is already there changes nothing.
+    pub fn insert_pinned_unless_same(
+        &self,
+        key: K,
+        value: V,
+        same: fn(&V, &V) -> bool,
+    ) -> PinnedInsertion<V> {
+        self.insert_with(
+            key,
+            value,
+            Put::Pinned {
+                unless_same: Some(same),
+            },
+        )
     }
 
     /// Inserts `key` only if it is absent; [`Insertion::Present`] otherwise.
     pub fn insert_if_absent(&self, key: K, value: V) -> Insertion {
-        self.insert_with(key, value, false, true).insertion
+        self.insert_with(key, value, Put::IfAbsent).insertion
     }
 
-    fn insert_with(&self, key: K, value: V, pinned: bool, if_absent: bool) -> PinnedInsertion<V> {
+    fn insert_with(&self, key: K, value: V, how: Put<V>) -> PinnedInsertion<V> {
         let (shard, hash) = self.locate(&key);
         let mut shard = shard.write();
         let lookups = shard.lookups();
         shard.maintain(lookups);
-        shard.insert(key, value, hash, pinned, if_absent, &self.measure)
+        shard.insert(key, value, hash, how, &self.measure)
     }
 
     /// Releases the pin on `key` if `pred` accepts its current value.

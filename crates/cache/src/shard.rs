@@ -126,6 +126,10 @@ pub struct PinnedInsertion<V> {
     pub displaced: Option<V>,
     /// The new value, handed back when it was rejected.
     pub rejected: Option<V>,
+    /// Whether the new value is in the cache pinned: false when it was
+    /// rejected, or stored unpinned because it equals the clean value it
+    /// replaced (see [`crate::Cache::insert_pinned_unless_same`]).
+    pub pinned: bool,
 }
 
 impl<V> PinnedInsertion<V> {
@@ -134,8 +138,27 @@ impl<V> PinnedInsertion<V> {
             insertion,
             displaced,
             rejected,
+            pinned: false,
         }
     }
+
+    fn pinned_if(mut self, pinned: bool) -> Self {
+        self.pinned = pinned && self.insertion == Insertion::Stored;
+        self
+    }
+}
+
+/// How [`Shard::insert`] stores its value.
+pub(crate) enum Put<V> {
+    /// Insert or replace, unpinned.
+    Plain,
+    /// Insert or replace, pinned; with `unless_same`, a value it says is
+    /// the same as the unpinned value it replaces is stored unpinned.
+    Pinned {
+        unless_same: Option<fn(&V, &V) -> bool>,
+    },
+    /// Insert only if absent, unpinned.
+    IfAbsent,
 }
 
 #[derive(Default, Clone, Copy)]
@@ -275,10 +298,14 @@ impl<K: Hash + Eq, V> Shard<K, V> {
         key: K,
         value: V,
         hash: u32,
-        pinned: bool,
-        if_absent: bool,
+        how: Put<V>,
         m: &M,
     ) -> PinnedInsertion<V> {
+        let (pinned, if_absent, unless_same) = match how {
+            Put::Plain => (false, false, None),
+            Put::Pinned { unless_same } => (true, false, unless_same),
+            Put::IfAbsent => (false, true, None),
+        };
         let w = m.weight(&key, &value);
         let expires = m.expires_at(&value);
         if let Some(i) = self.slab.find(hash, &key) {
@@ -286,7 +313,13 @@ impl<K: Hash + Eq, V> Shard<K, V> {
                 return PinnedInsertion::new(Insertion::Present, None, None);
             }
             self.counters.inserts += 1;
-            return self.overwrite(i, key, value, w, expires, pinned, m);
+            let slot = self.slab.slot(i);
+            let pinned = pinned
+                && !unless_same
+                    .is_some_and(|same| slot.queue() != Queue::Pinned && same(&slot.value, &value));
+            return self
+                .overwrite(i, key, value, w, expires, pinned, m)
+                .pinned_if(pinned);
         }
         self.counters.inserts += 1;
         let history = self.sketch.increment(hash);
@@ -317,7 +350,7 @@ impl<K: Hash + Eq, V> Shard<K, V> {
             self.timed += 1;
             self.wheel.schedule(i, at);
         }
-        PinnedInsertion::new(Insertion::Stored, None, None)
+        PinnedInsertion::new(Insertion::Stored, None, None).pinned_if(pinned)
     }
 
     #[allow(clippy::too_many_arguments)]

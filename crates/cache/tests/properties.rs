@@ -1278,3 +1278,25 @@ fn an_entry_overwritten_out_of_its_pin_with_the_same_expiry_still_expires() {
     assert_eq!(cache.expire_due(1000, usize::MAX), 1);
     assert_eq!(cache.len(), 0);
 }
+
+/// `insert_pinned_unless_same` leaves an unchanged clean value clean, and
+/// pins anything else.
+#[test]
+fn a_pinned_insert_of_the_same_clean_value_stays_unpinned() {
+    let v = |w, id| V { w, at: None, id };
+    let same: fn(&V, &V) -> bool = |a, b| a.w == b.w;
+    let cache = one_shard(100);
+    assert_eq!(cache.insert(1, v(3, 1)), Insertion::Stored);
+    let out = cache.insert_pinned_unless_same(1, v(3, 2), same);
+    assert_eq!((out.insertion, out.pinned), (Insertion::Stored, false));
+    assert!(!cache.is_pinned(&1));
+    assert_eq!(cache.peek(&1), Some(v(3, 2)), "the new value is stored");
+    let out = cache.insert_pinned_unless_same(1, v(4, 3), same);
+    assert!(out.pinned, "a different value is pinned");
+    let out = cache.insert_pinned_unless_same(1, v(4, 4), same);
+    assert!(out.pinned, "a pinned value stays pinned");
+    assert_eq!(out.displaced, Some(v(4, 3)));
+    let out = cache.insert_pinned_unless_same(2, v(4, 5), same);
+    assert!(out.pinned, "a new key is pinned");
+    assert_eq!(cache.pinned_weight(), 8);
+}

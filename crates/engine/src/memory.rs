@@ -70,6 +70,9 @@ pub struct DirtyPut {
     pub displaced: Option<Entry>,
     /// The entry, handed back when it was not admitted.
     pub rejected: Option<Entry>,
+    /// Whether the entry is dirty now: false when it was not admitted, or
+    /// (with `unless_unchanged`) when it equals the clean entry it replaced.
+    pub dirty: bool,
 }
 
 /// What [`MemoryTier::mark_clean`] found.
@@ -139,7 +142,7 @@ impl MemoryTier {
     /// [`MemoryTier::mark_clean`] is called with the same sequence number.
     pub fn put(&self, key: Bytes, entry: Entry, dirty_seq: u64) -> Admission {
         if dirty_seq != 0 {
-            return self.put_dirty(key, entry, dirty_seq).admission;
+            return self.put_dirty(key, entry, dirty_seq, false).admission;
         }
         admission(self.cache.insert(
             key,
@@ -153,20 +156,32 @@ impl MemoryTier {
     /// Inserts or replaces `key` dirty (pinned) with the write-back
     /// sequence number `seq` (non-zero), handing back what the caller
     /// keeps account of: the dirty entry it replaced, and the entry itself
-    /// if it was not admitted.
-    pub fn put_dirty(&self, key: Bytes, entry: Entry, seq: u64) -> DirtyPut {
+    /// if it was not admitted. With `unless_unchanged`, an entry equal
+    /// (value, expiry, flags, kind) to the clean one it replaces is stored
+    /// clean: the stores hold it already.
+    pub fn put_dirty(
+        &self,
+        key: Bytes,
+        entry: Entry,
+        seq: u64,
+        unless_unchanged: bool,
+    ) -> DirtyPut {
         debug_assert_ne!(seq, 0);
-        let out = self.cache.insert_pinned(
-            key,
-            Cached {
-                entry,
-                dirty_seq: seq,
-            },
-        );
+        let value = Cached {
+            entry,
+            dirty_seq: seq,
+        };
+        let out = if unless_unchanged {
+            self.cache
+                .insert_pinned_unless_same(key, value, |old, new| old.entry == new.entry)
+        } else {
+            self.cache.insert_pinned(key, value)
+        };
         DirtyPut {
             admission: admission(out.insertion),
             displaced: out.displaced.map(|c| c.entry),
             rejected: out.rejected.map(|c| c.entry),
+            dirty: out.pinned,
         }
     }
 

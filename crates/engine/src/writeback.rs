@@ -107,6 +107,10 @@ pub(crate) struct WriteBack {
     pub(crate) flush_interval: Duration,
     /// Dirty bytes above which writers wait for the flusher.
     high_water: u64,
+    /// Whether a write equal to the clean entry it replaces skips the
+    /// flush: only when every store is exclusive to this server, so that
+    /// a clean entry is what the stores still hold.
+    skip_unchanged: bool,
     /// Wakes the flusher early (batch full, shutdown, explicit flush).
     pub(crate) wake: tokio::sync::Notify,
     /// Signalled after every flush attempt, for writers under backpressure.
@@ -134,12 +138,14 @@ impl WriteBack {
                 s.clear().await?;
             }
         }
+        let skip_unchanged = stores.iter().all(|s| s.exclusive());
         let wb = WriteBack {
             journal,
             queue: Mutex::new(Queue::default()),
             dirty_bytes: AtomicU64::new(0),
             stores,
             high_water: (l1.max_bytes() / 2).max(1 << 20),
+            skip_unchanged,
             l1,
             flush_batch: flush_batch.max(1),
             flush_interval,
@@ -206,12 +212,20 @@ impl WriteBack {
         let mut added = weight(&key, &op);
         let removed = match op {
             Some(entry) => {
-                let put = self.l1.put_dirty(key.clone(), entry, seq);
+                let put = self
+                    .l1
+                    .put_dirty(key.clone(), entry, seq, self.skip_unchanged);
                 let removed = put
                     .displaced
                     .as_ref()
                     .map_or(0, |e| MemoryTier::charge(&key, e));
-                if put.admission == Admission::Admitted {
+                if put.admission == Admission::Admitted && !put.dirty {
+                    // The clean entry it replaced is what the stores hold:
+                    // nothing to flush.
+                    written(&key);
+                    added = 0;
+                    removed
+                } else if put.admission == Admission::Admitted {
                     written(&key);
                     let mut removed = removed;
                     if !q.pending.ops.is_empty() {

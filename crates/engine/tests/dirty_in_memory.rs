@@ -110,3 +110,55 @@ async fn a_write_the_memory_tier_rejects_is_read_and_flushed_from_the_queue() {
     assert_eq!(stored(&sor, b"k"), Some(big));
     assert_eq!(engine.stats().writeback_pending, 0);
 }
+
+/// A write of exactly what the stores hold (the clean entry it replaces:
+/// same value, expiry and flags) leaves the key clean and is not flushed,
+/// when the stores are this server's alone. A store someone else writes
+/// shows which writes reach it.
+#[tokio::test]
+async fn an_unchanged_write_is_not_flushed_again_to_an_exclusive_store() {
+    use tiercache_engine::Store;
+    for exclusive in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let sor = Arc::new(if exclusive {
+            MemoryStore::new_exclusive("sor")
+        } else {
+            MemoryStore::new("sor")
+        });
+        let engine = flushing_on_demand(dir.path(), sor.clone()).await;
+        engine.set("k", "v").await.unwrap();
+        engine.flush().await.unwrap();
+        let other = Entry::new("changed behind the cache's back");
+        sor.set_many(&[(Bytes::from_static(b"k"), other)])
+            .await
+            .unwrap();
+
+        engine.set("k", "v").await.unwrap();
+        assert_eq!(engine.memory().is_pinned(b"k"), !exclusive);
+        engine.flush().await.unwrap();
+        let want: &[u8] = if exclusive {
+            b"changed behind the cache's back"
+        } else {
+            b"v"
+        };
+        assert_eq!(
+            stored(&sor, b"k").as_deref(),
+            Some(want),
+            "exclusive: {exclusive}"
+        );
+
+        engine.set("k", "w").await.unwrap();
+        assert!(engine.memory().is_pinned(b"k"), "a changed value is dirty");
+        engine.flush().await.unwrap();
+        assert_eq!(stored(&sor, b"k").as_deref(), Some(&b"w"[..]));
+        let mut s = engine.session();
+        s.set_entry("k".into(), Entry::with_expiry("w", Some(now_ms() + 60_000)))
+            .await
+            .unwrap();
+        s.commit().await.unwrap();
+        assert!(engine.memory().is_pinned(b"k"), "a new expiry is a change");
+        engine.flush().await.unwrap();
+        assert!(sor.snapshot()[&b"k"[..]].expires_at.is_some());
+        assert_eq!(engine.stats().writeback_pending, 0);
+    }
+}

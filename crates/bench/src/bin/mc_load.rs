@@ -12,6 +12,11 @@
 //! that, for a run against a server already holding the keys (a profile
 //! that should count only the gets).
 //!
+//! Values are `x` repeated, as redis-benchmark's: every SET of a key
+//! rewrites the value it holds. `--vary-values` makes each SET's value
+//! random letters instead, so that nearly every SET changes its key (a
+//! server that skips writing unchanged values to its store gets no help).
+//!
 //! ```text
 //! mc-load --addr 127.0.0.1:11211 --test set --connections 50 --pipeline 16 --seconds 5
 //! ```
@@ -30,6 +35,7 @@ struct Args {
     keys: u64,
     value_size: usize,
     preload: bool,
+    vary_values: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -42,6 +48,7 @@ fn parse_args() -> Result<Args, String> {
         keys: 100_000,
         value_size: 3,
         preload: true,
+        vary_values: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -55,6 +62,7 @@ fn parse_args() -> Result<Args, String> {
             "--keys" => a.keys = value()?.parse().map_err(|e| format!("{e}"))?,
             "--value-size" => a.value_size = value()?.parse().map_err(|e| format!("{e}"))?,
             "--no-preload" => a.preload = false,
+            "--vary-values" => a.vary_values = true,
             other => return Err(format!("unknown flag {other}")),
         }
     }
@@ -122,7 +130,7 @@ async fn connection(args: &Args, seed: u64, deadline: Instant) -> std::io::Resul
     let mut hist = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).expect("histogram bounds");
     let mut stream = TcpStream::connect(&args.addr).await?;
     stream.set_nodelay(true)?;
-    let value = vec![b'x'; args.value_size];
+    let mut value = vec![b'x'; args.value_size];
     let mut rng = Rng(seed | 1);
     let mut out = Vec::new();
     let mut buf = Vec::with_capacity(64 << 10);
@@ -132,6 +140,16 @@ async fn connection(args: &Args, seed: u64, deadline: Instant) -> std::io::Resul
         for _ in 0..args.pipeline {
             let key = rng.next() % args.keys;
             if args.test == "set" {
+                if args.vary_values {
+                    let mut r = rng.next();
+                    for b in value.iter_mut() {
+                        if r == 0 {
+                            r = rng.next();
+                        }
+                        *b = b'a' + (r % 26) as u8;
+                        r /= 26;
+                    }
+                }
                 out.extend_from_slice(
                     format!("set key:{key:012} 0 0 {}\r\n", value.len()).as_bytes(),
                 );
