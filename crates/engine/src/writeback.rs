@@ -430,7 +430,13 @@ impl WriteBack {
                 if !pending.is_empty() {
                     merged.since = merged.since.min(pending.since);
                 }
-                merged.ops.extend(pending.ops);
+                // An operation replaced here was counted as dirty too.
+                let mut replaced = 0;
+                for (key, op) in pending.ops {
+                    replaced += merged.ops.get(&key).map_or(0, |old| weight(&key, old));
+                    merged.ops.insert(key, op);
+                }
+                self.add_dirty(0, replaced);
                 pending = merged;
             }
             q.inflight = Arc::new(pending);
@@ -680,5 +686,37 @@ mod tests {
         assert_eq!(wb.flush().await.unwrap(), 2);
         assert_eq!(bytes(), 0);
         assert_eq!(wb.pending_len(), 0);
+    }
+
+    /// A failed flush keeps its batch; the next merges newer writes over
+    /// it. An operation replaced in that merge was counted too: once the
+    /// store is back and everything is flushed, nothing is left counted.
+    #[tokio::test]
+    async fn dirty_bytes_return_to_zero_after_a_failed_flush() {
+        use crate::testing::{FlakyStore, MemoryStore};
+        let dir = tempfile::tempdir().unwrap();
+        let flaky = Arc::new(FlakyStore::new(Arc::new(MemoryStore::new("sor"))));
+        let wb = WriteBack::open(
+            dir.path(),
+            FsyncPolicy::No,
+            vec![flaky.clone() as Arc<dyn Store>],
+            Arc::new(MemoryTier::new(1 << 24)),
+            1000,
+            Duration::from_secs(3600),
+        )
+        .await
+        .unwrap();
+        let delete = || (Bytes::from_static(b"d"), None);
+        wb.write_many(vec![delete(), set(b"a", "1")], |_| {});
+        flaky.set_down(true);
+        assert!(wb.flush().await.is_err());
+        wb.write_many(vec![delete(), set(b"a", "2"), set(b"b", "3")], |_| {});
+        flaky.set_down(false);
+        wb.flush().await.unwrap();
+        assert_eq!(wb.dirty_bytes.load(Ordering::Relaxed), 0);
+        assert_eq!(wb.pending_len(), 0);
+        let stored = flaky.inner().snapshot();
+        assert_eq!(&stored[&b"a"[..]].value[..], b"2");
+        assert!(!stored.contains_key(&b"d"[..]));
     }
 }
