@@ -67,7 +67,7 @@ pub use entry::{now_ms, parse_i64, Entry, ValueKind};
 pub use error::{EngineError, Result};
 pub use journal::{FsyncPolicy, WriteBackJournal};
 pub use keyvalue::copy_key_value;
-pub use memory::MemoryTier;
+pub use memory::{Admission, Cleaned, DirtyPut, MemoryTier};
 pub use modify::{CasOutcome, Change, Modified};
 pub use namespace::{NamespaceConfig, WriteMode};
 pub use store::{KeyStats, Mutation, Store, StoreError};

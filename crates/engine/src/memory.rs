@@ -159,6 +159,23 @@ impl MemoryTier {
     /// if it was not admitted. With `unless_unchanged`, an entry equal
     /// (value, expiry, flags, kind) to the clean one it replaces is stored
     /// clean: the stores hold it already.
+    ///
+    /// ```
+    /// use tiercache_engine::{Cleaned, Entry, MemoryTier};
+    /// let l1 = MemoryTier::new(1 << 20);
+    /// let put = l1.put_dirty("k".into(), Entry::new("v1"), 1, false);
+    /// assert!(put.dirty && put.displaced.is_none());
+    /// // A second write replaces the first, which was dirty too.
+    /// let put = l1.put_dirty("k".into(), Entry::new("v2"), 2, false);
+    /// assert_eq!(put.displaced.unwrap().value, "v1");
+    /// // The flush of write 1 finds write 2: the key stays dirty.
+    /// assert_eq!(l1.mark_clean(b"k", 1), Cleaned::StillDirty);
+    /// assert_eq!(l1.dirty_entry(b"k").unwrap().1, 2);
+    /// assert!(matches!(l1.mark_clean(b"k", 2), Cleaned::Unpinned(_)));
+    /// // Clean now, and what the stores hold: the same write stays clean.
+    /// assert!(!l1.put_dirty("k".into(), Entry::new("v2"), 3, true).dirty);
+    /// assert!(l1.dirty_entry(b"k").is_none());
+    /// ```
     pub fn put_dirty(
         &self,
         key: Bytes,
