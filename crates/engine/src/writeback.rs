@@ -31,7 +31,7 @@
 use crate::entry::{now_ms, Entry};
 use crate::error::{EngineError, Result};
 use crate::journal::{FsyncPolicy, Record, WriteBackJournal};
-use crate::memory::{Admission, Cleaned, MemoryTier};
+use crate::memory::{Cleaned, MemoryTier};
 use crate::store::{Mutation, Store};
 use bytes::Bytes;
 use parking_lot::Mutex;
@@ -89,9 +89,10 @@ const LISTED: u64 = std::mem::size_of::<Bytes>() as u64;
 /// Bytes a queued operation is charged for backpressure: what the memory
 /// tier charges for the entry (a tombstone as an empty one).
 fn weight(key: &[u8], op: &Option<Entry>) -> u64 {
-    key.len() as u64
-        + op.as_ref().map_or(0, |e| e.value.len() as u64)
-        + crate::memory::ENTRY_OVERHEAD
+    match op {
+        Some(e) => MemoryTier::charge(key, e),
+        None => key.len() as u64 + crate::memory::ENTRY_OVERHEAD,
+    }
 }
 
 pub(crate) struct WriteBack {
@@ -210,24 +211,24 @@ impl WriteBack {
             q.pending.since = now_ms();
         }
         let mut added = weight(&key, &op);
-        let removed = match op {
+        let mut removed = 0;
+        match op {
             Some(entry) => {
                 let put = self
                     .l1
                     .put_dirty(key.clone(), entry, seq, self.skip_unchanged);
-                let removed = put
-                    .displaced
-                    .as_ref()
-                    .map_or(0, |e| MemoryTier::charge(&key, e));
-                if put.admission == Admission::Admitted && !put.dirty {
+                if let Some(old) = &put.displaced {
+                    removed += MemoryTier::charge(&key, old);
+                }
+                if let Some(entry) = put.rejected {
+                    removed += self.insert_op(q, key, Some(entry), written);
+                } else if !put.dirty {
                     // The clean entry it replaced is what the stores hold:
                     // nothing to flush.
                     written(&key);
                     added = 0;
-                    removed
-                } else if put.admission == Admission::Admitted {
+                } else {
                     written(&key);
-                    let mut removed = removed;
                     if !q.pending.ops.is_empty() {
                         if let Some(old) = q.pending.ops.remove(&key) {
                             removed += weight(&key, &old);
@@ -237,20 +238,15 @@ impl WriteBack {
                         q.pending.keys.push(key);
                         added += LISTED;
                     }
-                    removed
-                } else {
-                    let entry = put.rejected.expect("a write not admitted is handed back");
-                    removed + self.insert_op(q, key, Some(entry), written)
                 }
             }
             None => {
-                let removed = self
-                    .l1
-                    .remove_dirty(&key)
-                    .map_or(0, |e| MemoryTier::charge(&key, &e));
-                removed + self.insert_op(q, key, None, written)
+                if let Some(old) = self.l1.remove_dirty(&key) {
+                    removed += MemoryTier::charge(&key, &old);
+                }
+                removed += self.insert_op(q, key, None, written);
             }
-        };
+        }
         self.add_dirty(added, removed);
     }
 

@@ -459,6 +459,19 @@ mod tests {
         assert_eq!(kept, vec![(k("a"), 5), (k("b"), 6), (k("c"), 4)]);
     }
 
+    fn last_wins_of(items: &[(Bytes, u32)]) -> Vec<(Bytes, u32)> {
+        last_wins(items, |(k, _)| k).into_iter().cloned().collect()
+    }
+
+    /// The items applied one after another to a sorted map.
+    fn applied_in_order(items: &[(Bytes, u32)]) -> Vec<(Bytes, u32)> {
+        let mut model = std::collections::BTreeMap::new();
+        for (k, v) in items {
+            model.insert(k.clone(), *v);
+        }
+        model.into_iter().collect()
+    }
+
     proptest::proptest! {
         /// Same result as applying the items one after another to a map,
         /// for keys with a long shared prefix, keys that are prefixes of
@@ -476,13 +489,7 @@ mod tests {
                 .into_iter()
                 .map(|(tail, v)| (Bytes::from([&shared[..], &tail[..]].concat()), v))
                 .collect();
-            let mut model = std::collections::BTreeMap::new();
-            for (k, v) in &items {
-                model.insert(k.clone(), *v);
-            }
-            let kept: Vec<(Bytes, u32)> =
-                last_wins(&items, |(k, _)| k).into_iter().cloned().collect();
-            proptest::prop_assert_eq!(kept, model.into_iter().collect::<Vec<_>>());
+            proptest::prop_assert_eq!(last_wins_of(&items), applied_in_order(&items));
         }
 
         /// Same result as applying the items one after another to a map.
@@ -492,13 +499,7 @@ mod tests {
         ) {
             let items: Vec<(Bytes, u32)> =
                 items.into_iter().map(|(k, v)| (Bytes::from(vec![k]), v)).collect();
-            let mut model = std::collections::BTreeMap::new();
-            for (k, v) in &items {
-                model.insert(k.clone(), *v);
-            }
-            let kept: Vec<(Bytes, u32)> =
-                last_wins(&items, |(k, _)| k).into_iter().cloned().collect();
-            proptest::prop_assert_eq!(kept, model.into_iter().collect::<Vec<_>>());
+            proptest::prop_assert_eq!(last_wins_of(&items), applied_in_order(&items));
         }
     }
 

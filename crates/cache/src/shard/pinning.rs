@@ -12,9 +12,7 @@ impl<K: Hash + Eq, V> Shard<K, V> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        self.slab
-            .find(hash, key)
-            .is_some_and(|i| self.slab.slot(i).queue() == Queue::Pinned)
+        self.peek_pinned(hash, key).is_some()
     }
 
     /// Removes the key, returning its value and whether it was pinned.
