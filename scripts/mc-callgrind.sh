@@ -17,6 +17,10 @@
 # (`-t 1`, as the comparisons run it) instead of tiercache, for the same
 # load. Extra valgrind options go in VALGRIND_OPTS, e.g. the cache
 # simulator: VALGRIND_OPTS="--cache-sim=yes --LL=33554432,16,64".
+# SETTLE=N waits N seconds between the warm-up and the count (default 0),
+# so that the warm-up's writes are flushed first and the count sees the
+# steady state of a server whose keys are all written; LOAD_OPTS adds
+# mc-load options to both runs (e.g. LOAD_OPTS=--vary-values).
 # Needs valgrind and release builds:
 #   cargo build --release -p tiercache -p tiercache-bench --bin tiercache --bin mc-load
 set -euo pipefail
@@ -58,9 +62,10 @@ for _ in 1 2 3; do wait_for_port "$port"; done
 
 mc_load() {
   taskset -c 1 "$load" --addr "127.0.0.1:$port" --test "$test" --connections 50 \
-    --pipeline "$pipeline" "$@"
+    --pipeline "$pipeline" ${LOAD_OPTS:-} "$@"
 }
 mc_load --seconds 3 >/dev/null
+sleep "${SETTLE:-0}"
 callgrind_control -i on "$pid" >/dev/null 2>&1
 IFS=, read -r _name rps _p50 _p99 < <(mc_load --seconds "$seconds" --no-preload)
 callgrind_control -i off "$pid" >/dev/null 2>&1

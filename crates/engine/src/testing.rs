@@ -191,6 +191,9 @@ pub struct FlakyStore<S> {
     inner: Arc<S>,
     down: AtomicBool,
     write_delay_us: AtomicU64,
+    /// While set, each write waits for a permit of `write_permits`.
+    gated: AtomicBool,
+    write_permits: tokio::sync::Semaphore,
     /// How many calls failed because the store was down.
     pub failures: AtomicU64,
 }
@@ -202,6 +205,8 @@ impl<S: Store> FlakyStore<S> {
             inner,
             down: AtomicBool::new(false),
             write_delay_us: AtomicU64::new(0),
+            gated: AtomicBool::new(false),
+            write_permits: tokio::sync::Semaphore::new(0),
             failures: AtomicU64::new(0),
         }
     }
@@ -213,7 +218,22 @@ impl<S: Store> FlakyStore<S> {
             .store(delay.as_micros() as u64, Ordering::SeqCst);
     }
 
+    /// From now on every write waits until [`FlakyStore::allow_writes`]
+    /// lets it through: a test can hold a flush between two of its batches.
+    pub fn hold_writes(&self) {
+        self.gated.store(true, Ordering::SeqCst);
+    }
+
+    /// Lets `n` held writes (present or future) through.
+    pub fn allow_writes(&self, n: usize) {
+        self.write_permits.add_permits(n);
+    }
+
     async fn slow_write(&self) {
+        if self.gated.load(Ordering::SeqCst) {
+            let permit = self.write_permits.acquire().await;
+            permit.expect("the semaphore is never closed").forget();
+        }
         let us = self.write_delay_us.load(Ordering::SeqCst);
         if us > 0 {
             tokio::time::sleep(std::time::Duration::from_micros(us)).await;

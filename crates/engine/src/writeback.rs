@@ -488,16 +488,26 @@ impl WriteBack {
             }
             // Unpin each stored write, unless a newer one replaced it: that
             // one's writer found the key dirty and did not list it.
+            let mut unpinned = 0;
             for (i, m) in chunk.iter().enumerate() {
                 let at = start + i;
                 if at >= held_from {
                     match self.l1.mark_clean(m.key(), seqs[at - held_from]) {
-                        Cleaned::Unpinned(charge) => freed += charge,
+                        Cleaned::Unpinned(charge) => unpinned += charge,
                         Cleaned::StillDirty => written_again.push(m.key().clone()),
                         Cleaned::NotDirty => {}
                     }
                 }
                 consume_budget().await;
+            }
+            // Room for waiting writers after every chunk, not after the
+            // whole batch: under a sustained load of distinct keys, a batch
+            // of a million keys took seconds, and writers at the
+            // backpressure mark waited for all of it (see BENCHMARKS.md,
+            // session 27).
+            if unpinned > 0 {
+                self.dirty_bytes.fetch_sub(unpinned, Ordering::Relaxed);
+                self.progress.notify_waiters();
             }
             start += chunk.len();
         }

@@ -124,3 +124,55 @@ async fn backpressure_reports_a_full_buffer_instead_of_growing_without_bound() {
     engine.shutdown().await.unwrap();
     assert_eq!(flaky.inner().len(), acked);
 }
+
+/// A flush makes room for writers batch by batch: a writer held at the
+/// backpressure mark goes on as soon as the first batch is stored, not
+/// when the whole flush is (under a sustained load of distinct keys, a
+/// flush of a million keys took seconds, and so did such a write).
+#[tokio::test]
+async fn a_writer_held_by_backpressure_goes_on_after_the_first_stored_batch() {
+    let dir = tempfile::tempdir().unwrap();
+    let gated = Arc::new(FlakyStore::new(Arc::new(MemoryStore::new("sor"))));
+    let engine = Engine::builder(dir.path())
+        .memory_bytes(4 << 20) // high water = 2 MiB of dirty data
+        .backpressure_wait(Duration::from_secs(60))
+        .namespace(
+            NamespaceConfig::new("default", WriteMode::Back)
+                .store(gated.clone())
+                .flush(Duration::from_secs(3600), 100),
+        )
+        .build()
+        .await
+        .unwrap();
+    // The flush that pressure starts stops before its first batch.
+    gated.hold_writes();
+    let value = vec![b'x'; 1024];
+    // Write until a write waits: the dirty data has passed the mark.
+    let mut written = 0;
+    let mut held = loop {
+        let mut write = Box::pin(engine.set(format!("k{written}"), value.clone()));
+        if tokio::time::timeout(Duration::from_millis(200), &mut write)
+            .await
+            .is_err()
+        {
+            break write;
+        }
+        written += 1;
+        assert!(written < 100_000, "writes never waited");
+    };
+    assert!(written > 1_000, "a write waited after {written} of 1 KiB");
+    assert_eq!(gated.inner().len(), 0);
+    gated.allow_writes(1);
+    tokio::time::timeout(Duration::from_secs(20), &mut held)
+        .await
+        .expect("the held write went on after one stored batch")
+        .unwrap();
+    assert_eq!(
+        gated.inner().len(),
+        100,
+        "the flush is held at its second batch"
+    );
+    gated.allow_writes(1 << 20);
+    engine.flush().await.unwrap();
+    assert_eq!(gated.inner().len(), written + 1);
+}
