@@ -32,7 +32,7 @@ use crate::entry::{now_ms, Entry};
 use crate::error::{EngineError, Result};
 use crate::journal::{FsyncPolicy, Record, WriteBackJournal};
 use crate::memory::{Cleaned, MemoryTier};
-use crate::store::{Mutation, Store};
+use crate::store::{Mutation, Store, StoreError};
 use bytes::Bytes;
 use parking_lot::Mutex;
 use std::collections::{HashMap, HashSet};
@@ -452,66 +452,73 @@ impl WriteBack {
         // key: `consume_budget` lets the connections run every 128 keys, so
         // a flush of 10,000 keys is not one stall of milliseconds.
         //
+        // One chunk of `flush_batch` keys at a time, read, stored and
+        // unpinned before the next is read: the first chunk reaches the
+        // stores (and frees room for writers held by backpressure) after
+        // reading `flush_batch` keys, not the whole batch, which under a
+        // sustained load of distinct keys held a million (see
+        // BENCHMARKS.md, session 27).
+        //
         // Operations first, the memory tier's dirty values after: a store
         // keeps the last mutation of a key, and a dirty value is newer than
         // any operation of its key.
-        let mut mutations: Vec<Mutation> = Vec::with_capacity(batch.len());
-        for (key, op) in &batch.ops {
-            if !self.l1.is_pinned(key) {
-                mutations.push(match op {
-                    Some(e) => Mutation::Set(key.clone(), e.clone()),
-                    None => Mutation::Delete(key.clone()),
-                });
-            }
-            consume_budget().await;
-        }
-        let held_from = mutations.len();
-        let mut seqs: Vec<u64> = Vec::with_capacity(batch.keys.len());
-        for key in &batch.keys {
-            if let Some((entry, seq)) = self.l1.dirty_entry(key) {
-                mutations.push(Mutation::Set(key.clone(), entry));
-                seqs.push(seq);
-            }
-            consume_budget().await;
-        }
+        let mut ops = batch.ops.iter();
+        let mut keys = batch.keys.iter();
+        let mut mutations: Vec<Mutation> = Vec::with_capacity(self.flush_batch.min(batch.len()));
+        let mut seqs: Vec<u64> = Vec::new();
         let mut freed = 0;
+        let mut flushed = 0;
         let mut written_again: Vec<Bytes> = Vec::new();
         let mut outcome = Ok(());
-        let mut start = 0;
-        'chunks: for chunk in mutations.chunks(self.flush_batch) {
-            // The system of record first: once it has the data, nothing is lost.
-            for store in self.stores.iter().rev() {
-                if let Err(e) = store.apply(chunk).await {
-                    outcome = Err(e);
-                    break 'chunks;
+        loop {
+            mutations.clear();
+            seqs.clear();
+            while mutations.len() < self.flush_batch {
+                let Some((key, op)) = ops.next() else { break };
+                if !self.l1.is_pinned(key) {
+                    mutations.push(match op {
+                        Some(e) => Mutation::Set(key.clone(), e.clone()),
+                        None => Mutation::Delete(key.clone()),
+                    });
                 }
+                consume_budget().await;
+            }
+            let held_from = mutations.len();
+            while mutations.len() < self.flush_batch {
+                let Some(key) = keys.next() else { break };
+                if let Some((entry, seq)) = self.l1.dirty_entry(key) {
+                    mutations.push(Mutation::Set(key.clone(), entry));
+                    seqs.push(seq);
+                }
+                consume_budget().await;
+            }
+            if mutations.is_empty() {
+                break; // both lists read to their end
+            }
+            // The system of record first: once it has the data, nothing is lost.
+            if let Some(e) = self.apply_to_stores(&mutations).await {
+                outcome = Err(e);
+                break;
             }
             // Unpin each stored write, unless a newer one replaced it: that
             // one's writer found the key dirty and did not list it.
             let mut unpinned = 0;
-            for (i, m) in chunk.iter().enumerate() {
-                let at = start + i;
-                if at >= held_from {
-                    match self.l1.mark_clean(m.key(), seqs[at - held_from]) {
-                        Cleaned::Unpinned(charge) => unpinned += charge,
-                        Cleaned::StillDirty => written_again.push(m.key().clone()),
-                        Cleaned::NotDirty => {}
-                    }
+            for (m, &seq) in mutations[held_from..].iter().zip(&seqs) {
+                match self.l1.mark_clean(m.key(), seq) {
+                    Cleaned::Unpinned(charge) => unpinned += charge,
+                    Cleaned::StillDirty => written_again.push(m.key().clone()),
+                    Cleaned::NotDirty => {}
                 }
                 consume_budget().await;
             }
             // Room for waiting writers after every chunk, not after the
-            // whole batch: under a sustained load of distinct keys, a batch
-            // of a million keys took seconds, and writers at the
-            // backpressure mark waited for all of it (see BENCHMARKS.md,
-            // session 27).
+            // whole batch.
             if unpinned > 0 {
                 self.dirty_bytes.fetch_sub(unpinned, Ordering::Relaxed);
                 self.progress.notify_waiters();
             }
-            start += chunk.len();
+            flushed += mutations.len();
         }
-        let flushed = mutations.len();
         drop(mutations);
         {
             let mut q = self.queue.lock();
@@ -542,6 +549,17 @@ impl WriteBack {
         self.flushes.fetch_add(1, Ordering::Relaxed);
         self.progress.notify_waiters();
         Ok(flushed)
+    }
+
+    /// Applies one chunk to every store, the system of record first (once
+    /// it has the data, nothing is lost); the first error, if any.
+    async fn apply_to_stores(&self, chunk: &[Mutation]) -> Option<StoreError> {
+        for store in self.stores.iter().rev() {
+            if let Err(e) = store.apply(chunk).await {
+                return Some(e);
+            }
+        }
+        None
     }
 
     /// Keeps a flushed batch's key list, emptied outside the queue lock, as

@@ -162,3 +162,41 @@ async fn an_unchanged_write_is_not_flushed_again_to_an_exclusive_store() {
         assert_eq!(engine.stats().writeback_pending, 0);
     }
 }
+
+/// A flush reads each chunk of `flush_batch` dirty values just before
+/// storing it: a write that lands while an earlier chunk is being stored
+/// goes out with its own chunk, not in the next flush.
+#[tokio::test]
+async fn a_flush_reads_each_chunk_when_it_stores_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let sor = Arc::new(MemoryStore::new("sor"));
+    let gated = Arc::new(FlakyStore::new(sor.clone()));
+    let engine = Engine::builder(dir.path())
+        .namespace(
+            NamespaceConfig::new("default", WriteMode::Back)
+                .store(gated.clone())
+                .flush(Duration::from_secs(3600), 100),
+        )
+        .build()
+        .await
+        .unwrap();
+    for i in 0..200 {
+        engine.set(format!("k{i:03}"), "old").await.unwrap();
+    }
+    gated.hold_writes();
+    let (flushed, ()) = tokio::join!(engine.flush(), async {
+        // Meanwhile the flush waits for the store with its first chunk
+        // (k000..k099). (Were it slower to get there, the write below would
+        // come before the flush took its keys, and the test would pass
+        // without showing anything: it cannot fail because of timing.)
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(gated.inner().is_empty());
+        engine.set("k150", "new").await.unwrap();
+        gated.allow_writes(1 << 20);
+    });
+    flushed.unwrap();
+    assert_eq!(stored(&sor, b"k150").as_deref(), Some(&b"new"[..]));
+    assert!(!engine.memory().is_pinned(b"k150"), "stored in this flush");
+    assert_eq!(engine.stats().writeback_pending, 0);
+    assert_eq!(sor.len(), 200);
+}
