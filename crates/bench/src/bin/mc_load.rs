@@ -126,6 +126,19 @@ fn complete_replies(buf: &[u8], test: &str) -> (usize, usize) {
     }
 }
 
+/// Overwrites `value` with random lowercase letters (`--vary-values`): a
+/// SET then changes what its key holds, so a durable server must store it.
+fn fill_random_letters(value: &mut [u8], rng: &mut Rng) {
+    let mut r = rng.next();
+    for b in value.iter_mut() {
+        if r < 26 {
+            r = rng.next();
+        }
+        *b = b'a' + (r % 26) as u8;
+        r /= 26;
+    }
+}
+
 async fn connection(args: &Args, seed: u64, deadline: Instant) -> std::io::Result<Histogram<u64>> {
     let mut hist = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).expect("histogram bounds");
     let mut stream = TcpStream::connect(&args.addr).await?;
@@ -141,14 +154,7 @@ async fn connection(args: &Args, seed: u64, deadline: Instant) -> std::io::Resul
             let key = rng.next() % args.keys;
             if args.test == "set" {
                 if args.vary_values {
-                    let mut r = rng.next();
-                    for b in value.iter_mut() {
-                        if r == 0 {
-                            r = rng.next();
-                        }
-                        *b = b'a' + (r % 26) as u8;
-                        r /= 26;
-                    }
+                    fill_random_letters(&mut value, &mut rng);
                 }
                 out.extend_from_slice(
                     format!("set key:{key:012} 0 0 {}\r\n", value.len()).as_bytes(),
@@ -286,4 +292,33 @@ async fn futures_join<F: std::future::Future>(futures: Vec<F>) -> Vec<F::Output>
     out.into_iter()
         .map(|o| o.expect("polled to completion"))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varied_values_are_letters_and_differ_from_set_to_set() {
+        let mut rng = Rng(7);
+        let mut value = vec![b'x'; 3];
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..1_000 {
+            fill_random_letters(&mut value, &mut rng);
+            assert!(value.iter().all(u8::is_ascii_lowercase), "{value:?}");
+            seen.insert(value.clone());
+        }
+        // 17,576 three-letter values: 1,000 draws repeat a few at most.
+        assert!(seen.len() > 950, "{} distinct values of 1,000", seen.len());
+    }
+
+    #[test]
+    fn a_long_varied_value_is_letters_throughout() {
+        let mut rng = Rng(11);
+        let mut value = vec![b'x'; 4_096];
+        fill_random_letters(&mut value, &mut rng);
+        assert!(value.iter().all(u8::is_ascii_lowercase));
+        let letters: std::collections::HashSet<u8> = value.iter().copied().collect();
+        assert_eq!(letters.len(), 26, "every letter turns up in 4 KiB");
+    }
 }
