@@ -8,9 +8,9 @@ mod support;
 use bytes::Bytes;
 use std::sync::Arc;
 use std::time::Duration;
-use support::flushing_on_demand;
+use support::{flushing_on_demand, on_demand_in_chunks};
 use tiercache_engine::testing::{FlakyStore, MemoryStore};
-use tiercache_engine::{now_ms, Engine, Entry, NamespaceConfig, WriteMode};
+use tiercache_engine::{now_ms, Entry};
 
 fn stored(sor: &MemoryStore, key: &[u8]) -> Option<Bytes> {
     sor.snapshot().get(key).map(|e| e.value.clone())
@@ -79,13 +79,8 @@ async fn a_write_the_memory_tier_rejects_is_read_and_flushed_from_the_queue() {
     let dir = tempfile::tempdir().unwrap();
     let sor = Arc::new(MemoryStore::new("sor"));
     let flaky = Arc::new(FlakyStore::new(sor.clone()));
-    let engine = Engine::builder(dir.path())
+    let engine = on_demand_in_chunks(dir.path(), flaky.clone(), 1_000_000)
         .memory_bytes(64 << 20) // 64 shards of 1 MiB
-        .namespace(
-            NamespaceConfig::new("default", WriteMode::Back)
-                .store(flaky.clone())
-                .flush(Duration::from_secs(3600), 1_000_000),
-        )
         .build()
         .await
         .unwrap();
@@ -171,12 +166,7 @@ async fn a_flush_reads_each_chunk_when_it_stores_it() {
     let dir = tempfile::tempdir().unwrap();
     let sor = Arc::new(MemoryStore::new("sor"));
     let gated = Arc::new(FlakyStore::new(sor.clone()));
-    let engine = Engine::builder(dir.path())
-        .namespace(
-            NamespaceConfig::new("default", WriteMode::Back)
-                .store(gated.clone())
-                .flush(Duration::from_secs(3600), 100),
-        )
+    let engine = on_demand_in_chunks(dir.path(), gated.clone(), 100)
         .build()
         .await
         .unwrap();

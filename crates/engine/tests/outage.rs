@@ -3,6 +3,8 @@
 //! flusher retries with backoff, and once the store returns it holds every
 //! acknowledged write — sets and deletes — exactly, and the journal empties.
 
+mod support;
+
 use bytes::Bytes;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -133,14 +135,9 @@ async fn backpressure_reports_a_full_buffer_instead_of_growing_without_bound() {
 async fn a_writer_held_by_backpressure_goes_on_after_the_first_stored_batch() {
     let dir = tempfile::tempdir().unwrap();
     let gated = Arc::new(FlakyStore::new(Arc::new(MemoryStore::new("sor"))));
-    let engine = Engine::builder(dir.path())
+    let engine = support::on_demand_in_chunks(dir.path(), gated.clone(), 100)
         .memory_bytes(4 << 20) // high water = 2 MiB of dirty data
         .backpressure_wait(Duration::from_secs(60))
-        .namespace(
-            NamespaceConfig::new("default", WriteMode::Back)
-                .store(gated.clone())
-                .flush(Duration::from_secs(3600), 100),
-        )
         .build()
         .await
         .unwrap();
