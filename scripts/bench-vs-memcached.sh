@@ -13,7 +13,8 @@
 #   cargo build --release -p tiercache -p tiercache-bench --bin tiercache --bin mc-load
 #
 # TIERCACHE_BIN=PATH runs that build instead of target/release/tiercache
-# (an A/B of two builds).
+# (an A/B of two builds; e.g. target/pgo/release/tiercache, the
+# profile-guided build of scripts/pgo-build.sh).
 #
 # VARY_VALUES=1 makes every SET's value random letters (`mc-load
 # --vary-values`) instead of the same `xxx`, so that nearly every SET
