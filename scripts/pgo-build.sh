@@ -50,8 +50,9 @@ rm -rf "$profiles"
 mkdir -p "$profiles"
 
 echo "1/4 instrumented build (target/pgo-gen)" >&2
-# The profile directory is passed to rustc only: build scripts and proc
-# macros are instrumented too, so the training run names its own files.
+# RUSTFLAGS instruments the build scripts and proc macros too: their
+# profiles land in $profiles/build and are not merged (the training run
+# writes serve-*.profraw).
 RUSTFLAGS="-Cprofile-generate=$profiles/build" CARGO_TARGET_DIR=target/pgo-gen \
   cargo build --release --locked -p tiercache --bin tiercache >&2
 # The load generator, built the way the benchmark scripts document (one
@@ -62,6 +63,10 @@ instrumented=target/pgo-gen/release/tiercache
 load=target/release/mc-load
 
 echo "2/4 training run" >&2
+pid=
+work=
+# A failed load step must not leave the instrumented server running.
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; [ -n "$work" ] && rm -rf "$work"' EXIT
 for config in default scripts/pure-cache.toml; do
   work=$(mktemp -d)
   mc_port=$(free_port)
@@ -93,6 +98,7 @@ for config in default scripts/pure-cache.toml; do
   # SIGTERM: a clean exit writes the profile.
   kill -TERM "$pid"
   wait "$pid" || { echo "the instrumented server failed; its log:" >&2; cat "$work/log" >&2; exit 1; }
+  pid=
   rm -rf "$work"
 done
 ls "$profiles"/serve-*.profraw >/dev/null
