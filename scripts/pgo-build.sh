@@ -9,9 +9,9 @@
 # Why: the request path (tokio's event loop, the protocol parser, the engine,
 # the memory tier, the journal) spans more code than a 32 KiB instruction
 # cache holds. Callgrind's cache simulation of an unpipelined durable SET
-# (scripts/mc-callgrind.sh set 1, SETTLE=20) counts 176 instruction-cache
-# misses and 5,125 instructions per request for the plain release build,
-# 10 misses and 4,279 instructions for this one: the profile lets LLVM lay
+# (scripts/mc-callgrind.sh set 1, SETTLE=20) counts 230 instruction-cache
+# misses and 5,140 instructions per request for the plain release build,
+# 19 misses and 4,218 instructions for this one: the profile lets LLVM lay
 # the hot blocks out together and inline by measured frequency. On the wall
 # clock that is a few percent of an unpipelined request, whose larger part
 # is the kernel's TCP work (BENCHMARKS.md, session 28).
