@@ -687,6 +687,49 @@ impl Core {
         self.write_stamped(ops, commit_through).await
     }
 
+    /// [`Core::write_many`] for one key: stamps a fresh cas.
+    pub(crate) async fn write_one(
+        &self,
+        key: Bytes,
+        mut op: Option<Entry>,
+        commit_through: &mut [u64],
+    ) -> Result<()> {
+        if let Some(e) = op.as_mut() {
+            e.cas = next_cas();
+        }
+        self.write_stamped_one(key, op, commit_through).await
+    }
+
+    /// [`Core::write_stamped`] for one key, the path of every unpipelined
+    /// write: no vector, no grouping by namespace. It is also far less
+    /// code, which matters as much: the request path of an unpipelined
+    /// `SET` must fit the instruction cache (BENCHMARKS.md, session 29).
+    pub(crate) async fn write_stamped_one(
+        &self,
+        key: Bytes,
+        op: Option<Entry>,
+        commit_through: &mut [u64],
+    ) -> Result<()> {
+        if self.closing.load(Ordering::Relaxed) {
+            return Err(EngineError::ShuttingDown);
+        }
+        let idx = self.router.route(&key);
+        let ns = &self.namespaces[idx];
+        if ns.cfg.stores.is_empty() {
+            self.apply_to_l1(key, op);
+            return Ok(());
+        }
+        let Some(wb) = &ns.wb else {
+            // Write-through and -around wait for the stores anyway; boxed,
+            // their big future does not swell this one.
+            return Box::pin(self.write_stamped(vec![(key, op)], commit_through)).await;
+        };
+        wb.wait_for_room(self.backpressure_wait).await?;
+        let seq = wb.write_one(key, op, |k| self.flights.invalidate(k));
+        commit_through[idx] = commit_through[idx].max(seq);
+        Ok(())
+    }
+
     /// [`Core::write_many`] for entries whose cas is already what it must
     /// be (freshly stamped, or kept by a touch).
     pub(crate) async fn write_stamped(

@@ -345,6 +345,21 @@ impl WriteBackJournal {
         then(seq)
     }
 
+    /// [`Self::append_ops_with`] for one operation, handed back by value:
+    /// the single-key write path, without a batch to allocate.
+    pub fn append_one_with<T>(
+        &self,
+        key: Bytes,
+        entry: Option<Entry>,
+        then: impl FnOnce(u64, Bytes, Option<Entry>) -> T,
+    ) -> T {
+        let op = if entry.is_some() { OP_SET } else { OP_DELETE };
+        let mut inner = self.inner.lock();
+        let seq = inner.push(op, &key, entry.as_ref());
+        self.publish_durable(&inner);
+        then(seq, key, entry)
+    }
+
     /// Appends a set (`Some`) or delete (`None`) per operation under one
     /// lock acquisition, with consecutive sequence numbers, then hands the
     /// operations to `then(first_seq, ops)` before releasing it (see

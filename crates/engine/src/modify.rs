@@ -129,7 +129,7 @@ impl Session<'_> {
                 entry: None,
             });
         }
-        core.write_stamped(vec![(key, op.clone())], &mut self.commit_through)
+        core.write_stamped_one(key, op.clone(), &mut self.commit_through)
             .await?;
         Ok(Modified { result, entry: op })
     }
@@ -147,7 +147,7 @@ impl Session<'_> {
         e.cas = next_cas();
         let op = (!e.is_expired()).then_some(e);
         let cas = op.as_ref().map(|e| e.cas);
-        core.write_stamped(vec![(key, op)], &mut self.commit_through)
+        core.write_stamped_one(key, op, &mut self.commit_through)
             .await?;
         Ok(cas)
     }

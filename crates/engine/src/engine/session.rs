@@ -112,8 +112,7 @@ impl<'a> Session<'a> {
             SetExpiry::At(t) if t <= now_ms() => None, // already expired: the key is gone
             SetExpiry::At(t) => Some(Entry::with_expiry(value, Some(t))),
         };
-        core.write_many(vec![(key, op)], &mut self.commit_through)
-            .await?;
+        core.write_one(key, op, &mut self.commit_through).await?;
         Ok(SetOutcome { applied: true, old })
     }
 
@@ -121,9 +120,7 @@ impl<'a> Session<'a> {
     pub async fn set_entry(&mut self, key: Bytes, entry: Entry) -> Result<()> {
         let _lock = self.core.lock_key(&key).await;
         let op = (!entry.is_expired()).then_some(entry);
-        self.core
-            .write_many(vec![(key, op)], &mut self.commit_through)
-            .await
+        self.core.write_one(key, op, &mut self.commit_through).await
     }
 
     /// Writes many keys; an entry without expiry gets its namespace's
@@ -184,8 +181,7 @@ impl<'a> Session<'a> {
             Some(t) if t <= now_ms() => None,
             at => Some(Entry::with_kind(old.value, at, old.flags, old.kind)),
         };
-        core.write_many(vec![(key, op)], &mut self.commit_through)
-            .await?;
+        core.write_one(key, op, &mut self.commit_through).await?;
         Ok(true)
     }
 
@@ -206,7 +202,7 @@ impl<'a> Session<'a> {
             Some(e) => Entry::with_flags(value, e.expires_at, e.flags),
             None => core.with_default_ttl(&key, Entry::new(value)),
         };
-        core.write_many(vec![(key, Some(entry))], &mut self.commit_through)
+        core.write_one(key, Some(entry), &mut self.commit_through)
             .await?;
         Ok(new)
     }
