@@ -16,7 +16,7 @@ use bytes::{Buf, BytesMut};
 use std::io;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use tiercache_engine::Engine;
+use tiercache_engine::{Engine, EngineError};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
 /// One request of the batch: its slice of the flattened token ranges.
@@ -81,7 +81,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> McConnection<S> {
                 self.flush().await?;
                 if let Some(Fatal(why)) = fatal {
                     // As memcached: no reply, the connection is closed.
-                    tracing::debug!(why, "closing memcache connection after protocol error");
+                    log_protocol_error(why);
                     return Ok(());
                 }
                 if flow == Flow::Close {
@@ -192,16 +192,24 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> McConnection<S> {
             .commands
             .fetch_add(executed as u64, Ordering::Relaxed);
         if let Err(e) = session.commit().await {
-            tracing::warn!(error = %e, "commit failed; replying with errors");
-            self.out.truncate(out_start);
-            let msg = engine_error_message(&e);
-            for slot in self.requests[..executed].iter().filter(|s| !s.silent()) {
-                let _ = slot;
-                self.out.extend_from_slice(msg.as_bytes());
-                self.out.extend_from_slice(b"\r\n");
-            }
+            self.replace_replies_with(&e, out_start, executed);
         }
         flow
+    }
+
+    /// A failed commit: every reply of the batch's first `executed`
+    /// requests becomes the error. Out of line and cold, so that the
+    /// request path stays compact in the instruction cache.
+    #[cold]
+    #[inline(never)]
+    fn replace_replies_with(&mut self, e: &EngineError, out_start: usize, executed: usize) {
+        tracing::warn!(error = %e, "commit failed; replying with errors");
+        self.out.truncate(out_start);
+        let msg = engine_error_message(e);
+        for _ in self.requests[..executed].iter().filter(|s| !s.silent()) {
+            self.out.extend_from_slice(msg.as_bytes());
+            self.out.extend_from_slice(b"\r\n");
+        }
     }
 
     async fn flush(&mut self) -> io::Result<()> {
@@ -220,6 +228,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> McConnection<S> {
         }
         Ok(())
     }
+}
+
+#[cold]
+#[inline(never)]
+fn log_protocol_error(why: &str) {
+    tracing::debug!(why, "closing memcache connection after protocol error");
 }
 
 /// Makes a parse result's data range relative to the batch buffer.
