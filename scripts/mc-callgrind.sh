@@ -16,7 +16,9 @@
 # scripts/bench-vs-memcached.sh. SERVER=memcached counts memcached 1.6
 # (`-t 1`, as the comparisons run it) instead of tiercache, for the same
 # load. Extra valgrind options go in VALGRIND_OPTS, e.g. the cache
-# simulator: VALGRIND_OPTS="--cache-sim=yes --LL=33554432,16,64".
+# simulator: VALGRIND_OPTS="--cache-sim=yes --LL=33554432,16,64", or
+# per-instruction counts for scripts/code-footprint.py (the code lines a
+# request touches): VALGRIND_OPTS=--dump-instr=yes.
 # SETTLE=N waits N seconds between the warm-up and the count (default 0),
 # so that the warm-up's writes are flushed first and the count sees the
 # steady state of a server whose keys are all written; LOAD_OPTS adds

@@ -768,7 +768,7 @@ mod tests {
         use crate::testing::MemoryStore;
         use std::cell::RefCell;
         let delete = |key: &'static [u8]| (Bytes::from_static(key), None);
-        let ops = vec![
+        let ops = [
             set(b"a", "1"),
             set(b"b", "22"),
             set(b"a", "333"),
