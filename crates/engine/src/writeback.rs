@@ -674,6 +674,22 @@ impl WriteBack {
 mod tests {
     use super::*;
 
+    /// A write-back over `stores` journaling in `dir` (fsync off), flushed
+    /// only when a test calls `flush`.
+    async fn open(dir: &Path, stores: Vec<Arc<dyn Store>>) -> WriteBack {
+        let l1 = Arc::new(MemoryTier::new(1 << 24));
+        WriteBack::open(
+            dir,
+            FsyncPolicy::No,
+            stores,
+            l1,
+            1000,
+            Duration::from_secs(3600),
+        )
+        .await
+        .unwrap()
+    }
+
     fn set(key: &'static [u8], value: &str) -> (Bytes, Option<Entry>) {
         (Bytes::from_static(key), Some(Entry::new(value.to_string())))
     }
@@ -685,17 +701,7 @@ mod tests {
     #[tokio::test]
     async fn dirty_bytes_count_the_newest_operation_of_each_key() {
         let dir = tempfile::tempdir().unwrap();
-        let l1 = Arc::new(MemoryTier::new(1 << 24));
-        let wb = WriteBack::open(
-            dir.path(),
-            FsyncPolicy::No,
-            Vec::new(),
-            l1,
-            1000,
-            Duration::from_secs(3600),
-        )
-        .await
-        .unwrap();
+        let wb = open(dir.path(), Vec::new()).await;
         let bytes = || wb.dirty_bytes.load(Ordering::Relaxed);
         // Both keys stay listed (a delete leaves its key in the list).
         let expect = |ops: &[(Bytes, Option<Entry>)]| {
@@ -735,16 +741,7 @@ mod tests {
         use crate::testing::{FlakyStore, MemoryStore};
         let dir = tempfile::tempdir().unwrap();
         let flaky = Arc::new(FlakyStore::new(Arc::new(MemoryStore::new("sor"))));
-        let wb = WriteBack::open(
-            dir.path(),
-            FsyncPolicy::No,
-            vec![flaky.clone() as Arc<dyn Store>],
-            Arc::new(MemoryTier::new(1 << 24)),
-            1000,
-            Duration::from_secs(3600),
-        )
-        .await
-        .unwrap();
+        let wb = open(dir.path(), vec![flaky.clone() as Arc<dyn Store>]).await;
         let delete = || (Bytes::from_static(b"d"), None);
         wb.write_many(vec![delete(), set(b"a", "1")], |_| {});
         flaky.set_down(true);
@@ -781,17 +778,8 @@ mod tests {
         for one in [true, false] {
             let dir = tempfile::tempdir().unwrap();
             let store = Arc::new(MemoryStore::new("sor"));
-            let open = || {
-                WriteBack::open(
-                    dir.path(),
-                    FsyncPolicy::No,
-                    vec![store.clone() as Arc<dyn Store>],
-                    Arc::new(MemoryTier::new(1 << 24)),
-                    1000,
-                    Duration::from_secs(3600),
-                )
-            };
-            let wb = open().await.unwrap();
+            let stores = || vec![store.clone() as Arc<dyn Store>];
+            let wb = open(dir.path(), stores()).await;
             let written = RefCell::new(Vec::new());
             let record = |k: &Bytes| written.borrow_mut().push(k.clone());
             let seqs: Vec<u64> = ops
@@ -809,7 +797,7 @@ mod tests {
                 wb.pending_len(),
             );
             drop(wb);
-            let wb = open().await.unwrap(); // replays the journal
+            let wb = open(dir.path(), stores()).await; // replays the journal
             let replayed = wb.pending_len();
             wb.flush().await.unwrap();
             let mut stored: Vec<(Bytes, Bytes)> = store
