@@ -14,9 +14,7 @@ rounds=${1:-3}
 shift || true
 bins=("$@")
 [ ${#bins[@]} -eq 0 ] && bins=(target/release/tiercache)
-for tool in redis-server redis-benchmark taskset; do
-  command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 2; }
-done
+require_tools redis-server redis-benchmark taskset
 work=$(mktemp -d)
 pids=()
 ports=()

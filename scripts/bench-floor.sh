@@ -26,9 +26,7 @@ test=${3:-set}
 bin=${TIERCACHE_BIN:-target/release/tiercache}
 load=target/release/mc-load
 require_builds "$bin" "$load"
-for tool in gcc memcached taskset; do
-  command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 2; }
-done
+require_tools gcc memcached taskset
 
 floor=target/floor
 mkdir -p "$floor"

@@ -22,9 +22,7 @@ duration=${2:-10s}
 delay=${DELAY:-0.5}
 bin=${TIERCACHE_BIN:-target/release/tiercache}
 require_builds "$bin"
-for tool in nginx varnishd wrk python3 curl taskset; do
-  command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 2; }
-done
+require_tools nginx varnishd wrk python3 curl taskset
 
 work=$(mktemp -d)
 chmod 755 "$work"

@@ -38,9 +38,7 @@ seconds=${2:-5}
 bin=${TIERCACHE_BIN:-target/release/tiercache}
 load=target/release/mc-load
 require_builds "$bin" "$load"
-for tool in memcached taskset; do
-  command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 2; }
-done
+require_tools memcached taskset
 
 start_memcached_pair "$bin"
 

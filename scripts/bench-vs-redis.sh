@@ -31,9 +31,7 @@ rounds=${1:-5}
 requests=${2:-200000}
 bin=${TIERCACHE_BIN:-target/release/tiercache}
 require_builds "$bin"
-for tool in redis-server redis-benchmark taskset; do
-  command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 2; }
-done
+require_tools redis-server redis-benchmark taskset
 
 work=$(mktemp -d)
 tc_port=$(free_port)

@@ -1,5 +1,5 @@
-# Shared by the scripts/bench-*.sh and scripts/mc-cost-per-request.sh
-# comparisons: source it, do not run it.
+# Shared by the scripts/bench-*.sh and scripts/mc-*.sh comparisons and by
+# .ci/run: source it, do not run it.
 
 # require_builds FILE...: exits (2) naming the build command unless every
 # FILE is an executable (the release binaries a script runs).
@@ -7,6 +7,14 @@ require_builds() {
   local b
   for b in "$@"; do
     [ -x "$b" ] || { echo "missing $b; build first: cargo build --release -p tiercache -p tiercache-bench" >&2; exit 2; }
+  done
+}
+
+# require_tools TOOL...: exits (2) naming the first TOOL not on PATH.
+require_tools() {
+  local t
+  for t in "$@"; do
+    command -v "$t" >/dev/null || { echo "missing $t" >&2; exit 2; }
   done
 }
 

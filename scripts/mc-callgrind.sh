@@ -23,7 +23,7 @@
 # so that the warm-up's writes are flushed first and the count sees the
 # steady state of a server whose keys are all written; LOAD_OPTS adds
 # mc-load options to both runs (e.g. LOAD_OPTS=--vary-values).
-# Needs valgrind and release builds:
+# Needs valgrind (Debian: valgrind; taskset is in util-linux) and release builds:
 #   cargo build --release -p tiercache -p tiercache-bench --bin tiercache --bin mc-load
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,9 +36,7 @@ out=${4:-target/callgrind}
 bin=${TIERCACHE_BIN:-target/release/tiercache}
 load=target/release/mc-load
 require_builds "$bin" "$load"
-for tool in valgrind callgrind_control taskset; do
-  command -v "$tool" >/dev/null || { echo "missing $tool (Debian: valgrind, util-linux)" >&2; exit 2; }
-done
+require_tools valgrind callgrind_control taskset
 
 mkdir -p "$out"
 rm -f "$out"/callgrind.out.*

@@ -26,9 +26,7 @@ keys=${4:-100000}
 bin=${TIERCACHE_BIN:-target/release/tiercache}
 load=target/release/mc-load
 require_builds "$bin" "$load"
-for tool in memcached taskset perf nstat; do
-  command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 2; }
-done
+require_tools memcached taskset perf nstat
 
 start_memcached_pair "$bin"
 
