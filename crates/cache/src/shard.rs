@@ -238,6 +238,24 @@ impl<K: Hash + Eq, V> Shard<K, V> {
         self.slab.len()
     }
 
+    /// See [`crate::Cache::prefetch`].
+    #[inline]
+    pub(crate) fn prefetch(&self, hash: u32) {
+        self.slab.prefetch(hash);
+    }
+
+    /// See [`crate::Cache::prefetch_with`].
+    #[inline]
+    pub(crate) fn prefetch_with(&self, hash: u32, mut f: impl FnMut(&K, &V)) {
+        self.slab.candidates(hash, |s| f(&s.key, &s.value));
+    }
+
+    /// See [`crate::Cache::prefetch_entry`].
+    #[inline]
+    pub(crate) fn prefetch_entry(&self, hash: u32) {
+        self.slab.prefetch_slots(hash);
+    }
+
     pub(crate) fn weight(&self) -> u64 {
         self.weight
     }

@@ -3,8 +3,8 @@
 //!
 //! Why hand-written rather than a `HashMap<K, Node>` plus a linked-list
 //! crate: per-entry overhead. A slot is the key, the value, a 32-bit hash,
-//! two 32-bit links and one byte of state; the table holds a `u32` per
-//! bucket. That keeps the fixed cost per entry near 24 bytes for small keys
+//! two 32-bit links and one byte of state; the index (`index.rs`) holds a
+//! `u32` and a tag byte per place, in 64-byte chunks. That keeps the fixed cost per entry near 24 bytes for small keys
 //! (see `benches/memory.rs` in the bench crate), where a map of boxed nodes
 //! costs several times more.
 //!
@@ -12,7 +12,9 @@
 //! repoints its table entry and list neighbours, so there is no free list
 //! and no `Option` around keys and values.
 
-use hashbrown::HashTable;
+mod index;
+
+use index::IndexTable;
 use std::borrow::Borrow;
 use std::hash::Hash;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -20,10 +22,10 @@ use std::sync::atomic::{AtomicU8, Ordering};
 pub(crate) const NIL: u32 = u32::MAX;
 
 /// A slab expecting at most this many entries gets a hash table with room
-/// for four times its entries (and at least this many): 2,048 buckets (10
-/// KiB of control bytes and indices) up to 256 expected entries, at most
-/// 8,192 (40 KiB) at 1,024. Sized exactly, a
-/// small table sat at 80% load with tombstones, and every miss's removal
+/// for four times its entries (and at least this many): 128 chunks (8 KiB)
+/// up to 256 expected entries, at most 512 (32 KiB) at 1,024. This was
+/// measured with hashbrown's table (before session 31), where, sized
+/// exactly, a small table sat at 80% load with tombstones, and every miss's removal
 /// and insertion rewrote control bytes in the same few 16-byte groups the
 /// next probes load (`perf annotate` on recency at 53 entries: a quarter
 /// of the time in `Slab::replace`, mostly on those group loads and the
@@ -173,15 +175,17 @@ impl<K, V> Slot<K, V> {
     }
 }
 
-/// Spreads a 32-bit hash over 64 bits: hashbrown takes bucket bits from the
-/// bottom and its 7-bit tag from the top. The hash is already ahash's
-/// output, so a rotation is enough (tag: bits 0–6, buckets: bits 7 and up,
-/// room for 2^25 buckets); it replaced a multiply on every lookup's
-/// critical path (`replay_one`, A/B: 0–4% faster on Zipf 1.2 at 46 and
-/// 4,647 entries, Zipf 0.99 at 8,197, recency at 53; unchanged elsewhere).
+/// Asks the CPU to start loading the cache line holding `p`; a hint that
+/// reads nothing (so `p` need not be dereferenceable).
 #[inline]
-fn table_hash(h: u32) -> u64 {
-    (h as u64).rotate_right(7)
+pub fn prefetch_line(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: SSE is part of x86_64; a prefetch never faults.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(p.cast::<i8>(), std::arch::x86_64::_MM_HINT_T0)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 /// Slot `i`, without a bounds check.
@@ -209,7 +213,7 @@ fn at_mut<K, V>(slots: &mut [Slot<K, V>], i: u32) -> &mut Slot<K, V> {
 }
 
 pub(crate) struct Slab<K, V> {
-    table: HashTable<u32>,
+    table: IndexTable,
     slots: Vec<Slot<K, V>>,
     heads: [u32; 4],
     weights: [u64; 4],
@@ -221,7 +225,7 @@ impl<K: Hash + Eq, V> Slab<K, V> {
     /// A slab with room for `n` slots, expecting to grow to `expected`.
     pub(crate) fn with_capacity(n: usize, expected: usize) -> Self {
         Slab {
-            table: HashTable::with_capacity(if expected <= SPARSE_BELOW {
+            table: IndexTable::with_capacity(if expected <= SPARSE_BELOW {
                 n.max(expected * 4).max(SPARSE_BELOW)
             } else {
                 n
@@ -243,12 +247,41 @@ impl<K: Hash + Eq, V> Slab<K, V> {
         Q: Hash + Eq + ?Sized,
     {
         let slots = &self.slots;
-        self.table
-            .find(table_hash(hash), |&i| {
-                let s = at(slots, i);
-                s.hash == hash && s.key.borrow() == key
-            })
-            .copied()
+        self.table.find(hash, |i| {
+            let s = at(slots, i);
+            s.hash == hash && s.key.borrow() == key
+        })
+    }
+
+    /// See [`IndexTable::prefetch`].
+    #[inline]
+    pub(crate) fn prefetch(&self, hash: u32) {
+        self.table.prefetch(hash);
+    }
+
+    /// Calls `f` with the slots a lookup of `hash` would compare first.
+    #[inline]
+    pub(crate) fn candidates(&self, hash: u32, mut f: impl FnMut(&Slot<K, V>)) {
+        let slots = &self.slots;
+        self.table.candidates(hash, |i| f(at(slots, i)));
+    }
+
+    /// Starts loading the slots a lookup of `hash` would compare first
+    /// (every cache line of each): the second step after [`Slab::prefetch`],
+    /// once the table's chunk has arrived.
+    #[inline]
+    pub(crate) fn prefetch_slots(&self, hash: u32) {
+        let slots = &self.slots;
+        self.table.candidates(hash, |i| {
+            let first = std::ptr::from_ref(at(slots, i)).cast::<u8>();
+            let size = std::mem::size_of::<Slot<K, V>>();
+            let mut offset = 0;
+            while offset < size {
+                prefetch_line(first.wrapping_add(offset));
+                offset += 64;
+            }
+            prefetch_line(first.wrapping_add(size - 1));
+        });
     }
 
     #[inline]
@@ -295,8 +328,7 @@ impl<K: Hash + Eq, V> Slab<K, V> {
             history,
         });
         let slots = &self.slots;
-        self.table
-            .insert_unique(table_hash(hash), i, |&j| table_hash(at(slots, j).hash));
+        self.table.insert_unique(hash, i, |j| at(slots, j).hash);
         self.link_tail(i, q, weight);
         i
     }
@@ -329,8 +361,7 @@ impl<K: Hash + Eq, V> Slab<K, V> {
         s.history = history;
         *s.meta.get_mut() &= QUEUE_MASK;
         let slots = &self.slots;
-        self.table
-            .insert_unique(table_hash(hash), i, |&j| table_hash(at(slots, j).hash));
+        self.table.insert_unique(hash, i, |j| at(slots, j).hash);
         (old_key, old_value)
     }
 
@@ -347,12 +378,8 @@ impl<K: Hash + Eq, V> Slab<K, V> {
 
     fn table_remove(&mut self, i: u32) {
         let hash = at(&self.slots, i).hash;
-        match self.table.find_entry(table_hash(hash), |&j| j == i) {
-            Ok(entry) => {
-                entry.remove();
-            }
-            Err(_) => unreachable!("every slot has a table entry"),
-        }
+        let removed = self.table.remove(hash, |j| j == i);
+        debug_assert!(removed, "every slot has a table entry");
     }
 
     /// The slot formerly at `from` now lives at `to`: fix its table entry,
@@ -361,7 +388,7 @@ impl<K: Hash + Eq, V> Slab<K, V> {
         let hash = at(&self.slots, to).hash;
         *self
             .table
-            .find_mut(table_hash(hash), |&j| j == from)
+            .find_mut(hash, |j| j == from)
             .expect("moved slot has a table entry") = to;
         let (prev, next, q) = {
             let s = at(&self.slots, to);
