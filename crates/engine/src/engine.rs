@@ -157,7 +157,7 @@ impl Namespace {
 
 /// State shared by the engine handle and its background tasks.
 pub(crate) struct Core {
-    l1: Arc<MemoryTier>,
+    pub(crate) l1: Arc<MemoryTier>,
     router: NamespaceRouter,
     namespaces: Vec<Namespace>,
     flights: Arc<Flights>,
@@ -475,7 +475,13 @@ impl Core {
     /// Takes the write lock of one key's stripe: [`Core::lock_keys`] for the
     /// one-key write, without its collect, sort and guard vector (a quarter
     /// of the engine's instructions for an unpipelined SET went there).
+    ///
+    /// Every write starts here, so this is also where it starts loading the
+    /// key's memory-tier entry (the second of three prefetch steps, see
+    /// `ARCHITECTURE.md`, "Prefetching"): the load overlaps the lock and the
+    /// journal append instead of stalling the memory tier's insert.
     pub(crate) async fn lock_key(&self, key: &[u8]) -> futures_util::lock::MutexGuard<'_, ()> {
+        self.l1.prefetch_entry(key);
         self.key_locks[self.hasher.hash_one(key) as usize % KEY_LOCK_STRIPES]
             .lock()
             .await
@@ -486,7 +492,10 @@ impl Core {
     /// pipelined batch of 16 writes allocates nothing here.
     pub(crate) async fn lock_keys<'a>(&'a self, keys: impl Iterator<Item = &[u8]>) -> KeyLocks<'a> {
         let mut stripes: SmallVec<[usize; 16]> = keys
-            .map(|k| self.hasher.hash_one(k) as usize % KEY_LOCK_STRIPES)
+            .map(|k| {
+                self.l1.prefetch_entry(k);
+                self.hasher.hash_one(k) as usize % KEY_LOCK_STRIPES
+            })
             .collect();
         stripes.sort_unstable();
         stripes.dedup();
@@ -725,6 +734,9 @@ impl Core {
             return Box::pin(self.write_stamped(vec![(key, op)], commit_through)).await;
         };
         wb.wait_for_room(self.backpressure_wait).await?;
+        // The third prefetch step (the entry's key bytes, which the insert
+        // compares): the journal append runs while they load.
+        self.l1.prefetch_key(&key);
         let seq = wb.write_one(key, op, |k| self.flights.invalidate(k));
         commit_through[idx] = commit_through[idx].max(seq);
         Ok(())
@@ -770,6 +782,9 @@ impl Core {
             match (&ns.wb, ns.cfg.write_mode) {
                 (Some(wb), _) => {
                     wb.wait_for_room(self.backpressure_wait).await?;
+                    for (key, _) in &ops {
+                        self.l1.prefetch_key(key);
+                    }
                     let seq = wb.write_many(ops, |k| self.flights.invalidate(k));
                     commit_through[idx] = commit_through[idx].max(seq);
                 }

@@ -133,6 +133,29 @@ impl MemoryTier {
         key.len() as u64 + entry.value.len() as u64 + ENTRY_OVERHEAD
     }
 
+    /// Starts loading the memory tier's table line for `key` into the CPU
+    /// cache (see [`tiercache_cache::Cache::prefetch`]): a write calls it
+    /// before journaling, so the load overlaps the journal's work.
+    #[inline]
+    pub fn prefetch(&self, key: &[u8]) {
+        self.cache.prefetch(key);
+    }
+
+    /// The second step after [`MemoryTier::prefetch`]: starts loading the
+    /// entry itself (see [`tiercache_cache::Cache::prefetch_entry`]).
+    #[inline]
+    pub fn prefetch_entry(&self, key: &[u8]) {
+        self.cache.prefetch_entry(key);
+    }
+
+    /// The third step: starts loading the key bytes of the entries found
+    /// by [`MemoryTier::prefetch_entry`], which the lookup compares.
+    #[inline]
+    pub fn prefetch_key(&self, key: &[u8]) {
+        self.cache
+            .prefetch_with(key, |k, _| tiercache_cache::prefetch_line(k.as_ptr()));
+    }
+
     /// The live entry for `key` at `now`, recording the access.
     pub fn get(&self, key: &[u8], now: u64) -> Option<Entry> {
         self.cache.get_at(key, now).map(|c| c.entry)

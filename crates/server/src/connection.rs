@@ -166,6 +166,16 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
         let mut flow = Flow::Continue;
         let mut executed = 0;
         let mut plain_sets: Vec<Args<'_>> = Vec::new();
+        // Start the memory tier's loads for the whole batch's keys first
+        // (the first argument of most commands): the misses overlap each
+        // other and the requests' own work instead of stalling each lookup.
+        let memory = self.engine.memory();
+        for &(first, end) in &self.requests {
+            let args = Args::new(batch, &self.ranges[first..end]);
+            if args.len() >= 2 {
+                memory.prefetch(args.get(1));
+            }
+        }
         let mut i = 0;
         while i < self.requests.len() {
             let mut ctx = Ctx {

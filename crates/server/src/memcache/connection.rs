@@ -158,6 +158,15 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> McConnection<S> {
                 slot.parsed,
             )
         };
+        // Start the memory tier's loads for the whole batch's keys before
+        // running any request: the misses overlap each other and the work
+        // of the requests before them instead of stalling each lookup.
+        let memory = self.engine.memory();
+        for slot in &self.requests {
+            if let Some(key) = request(slot).key() {
+                memory.prefetch(key);
+            }
+        }
         while executed < self.requests.len() {
             let mut ctx = Ctx {
                 session: &mut session,

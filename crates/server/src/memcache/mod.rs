@@ -102,6 +102,15 @@ impl<'a> Req<'a> {
         &self.buf[range.0..range.1]
     }
 
+    /// The key a request acts on first (`tokens[1]`), for prefetching; any
+    /// line with two tokens has one (a wrong guess costs a wasted load).
+    pub fn key(&self) -> Option<&'a [u8]> {
+        match self.parsed {
+            Parsed::Reply { .. } => None,
+            _ => (self.len() >= 2).then(|| self.tok(1)),
+        }
+    }
+
     /// What the parser made of the request.
     pub fn parsed(&self) -> Parsed {
         self.parsed
