@@ -1,6 +1,7 @@
 //! The engine: the read path (L1, dirty queue, stores, with coalescing),
-//! the write paths per [`WriteMode`], and the background tasks (flushers,
-//! journal fsync, active expiry, store purges).
+//! the write paths per [`WriteMode`](crate::namespace::WriteMode) (in
+//! `write.rs`), and the background tasks (flushers, journal fsync, active
+//! expiry, store purges).
 //!
 //! Every write to a key runs under that key's lock stripe, so operations on
 //! one key are serialised (read-modify-write commands are atomic) and the
@@ -8,17 +9,16 @@
 //! same order.
 
 use crate::entry::{next_cas, now_ms, Entry};
-use crate::error::{EngineError, Result};
+use crate::error::Result;
 use crate::journal::FsyncPolicy;
 use crate::keyfilter::KeyFilter;
 use crate::load::{follow, Flights, Role};
 use crate::memory::MemoryTier;
-use crate::namespace::{NamespaceConfig, NamespaceRouter, WriteMode};
-use crate::store::{Mutation, Store};
+use crate::namespace::{NamespaceConfig, NamespaceRouter};
+use crate::store::Store;
 use crate::writeback::WriteBack;
 use bytes::Bytes;
 use parking_lot::Mutex;
-use smallvec::SmallVec;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -30,6 +30,7 @@ mod coalesce;
 mod keyspace;
 mod session;
 mod update;
+mod write;
 
 pub use build::EngineBuilder;
 pub use keyspace::KeyPage;
@@ -68,7 +69,9 @@ pub struct SetOptions {
     /// Condition.
     pub condition: SetCondition,
     /// Return the previous entry (`GET` option); a key holding another kind
-    /// than a string then fails with [`EngineError::WrongType`] and is left alone.
+    /// than a string then fails with
+    /// [`EngineError::WrongType`](crate::EngineError::WrongType) and is left
+    /// alone.
     pub return_old: bool,
 }
 
@@ -114,13 +117,6 @@ const KEY_LOCK_STRIPES: usize = 1024;
 
 /// One stripe of the key locks (see `Core::key_locks`).
 pub(crate) type KeyLock = futures_util::lock::Mutex<()>;
-
-/// The stripe locks a write holds (see [`Core::lock_keys`]); released on
-/// drop. Inline for a pipelined batch of 16 distinct stripes.
-pub(crate) type KeyLocks<'a> = SmallVec<[futures_util::lock::MutexGuard<'a, ()>; 16]>;
-
-/// A write (`Some`) or delete (`None`) of one key.
-type KeyOp = (Bytes, Option<Entry>);
 
 struct Namespace {
     cfg: NamespaceConfig,
@@ -472,40 +468,6 @@ impl Core {
         out
     }
 
-    /// Takes the write lock of one key's stripe: [`Core::lock_keys`] for the
-    /// one-key write, without its collect, sort and guard vector (a quarter
-    /// of the engine's instructions for an unpipelined SET went there).
-    ///
-    /// Every write starts here, so this is also where it starts loading the
-    /// key's memory-tier entry (the second of three prefetch steps, see
-    /// `ARCHITECTURE.md`, "Prefetching"): the load overlaps the lock and the
-    /// journal append instead of stalling the memory tier's insert.
-    pub(crate) async fn lock_key(&self, key: &[u8]) -> futures_util::lock::MutexGuard<'_, ()> {
-        self.l1.prefetch_entry(key);
-        self.key_locks[self.hasher.hash_one(key) as usize % KEY_LOCK_STRIPES]
-            .lock()
-            .await
-    }
-
-    /// Takes the write locks of `keys`' stripes, in stripe order (so two
-    /// multi-key writes cannot deadlock). Inline up to 16 stripes: a
-    /// pipelined batch of 16 writes allocates nothing here.
-    pub(crate) async fn lock_keys<'a>(&'a self, keys: impl Iterator<Item = &[u8]>) -> KeyLocks<'a> {
-        let mut stripes: SmallVec<[usize; 16]> = keys
-            .map(|k| {
-                self.l1.prefetch_entry(k);
-                self.hasher.hash_one(k) as usize % KEY_LOCK_STRIPES
-            })
-            .collect();
-        stripes.sort_unstable();
-        stripes.dedup();
-        let mut guards = KeyLocks::with_capacity(stripes.len());
-        for s in stripes {
-            guards.push(self.key_locks[s].lock().await);
-        }
-        guards
-    }
-
     /// Below L1: the dirty queue, then each store top to bottom. Returns the
     /// entry and whether it came from a store (and may fill L1).
     async fn load_one(
@@ -681,157 +643,6 @@ impl Core {
         }
         Ok(out)
     }
-
-    /// Writes (`Some`) or deletes (`None`) keys per their namespace's write
-    /// mode. The caller holds the keys' locks. Write-back sequence numbers
-    /// to commit are recorded in `commit_through`.
-    async fn write_many(
-        &self,
-        mut ops: Vec<(Bytes, Option<Entry>)>,
-        commit_through: &mut [u64],
-    ) -> Result<()> {
-        for e in ops.iter_mut().filter_map(|(_, op)| op.as_mut()) {
-            e.cas = next_cas();
-        }
-        self.write_stamped(ops, commit_through).await
-    }
-
-    /// [`Core::write_many`] for one key: stamps a fresh cas.
-    pub(crate) async fn write_one(
-        &self,
-        key: Bytes,
-        mut op: Option<Entry>,
-        commit_through: &mut [u64],
-    ) -> Result<()> {
-        if let Some(e) = op.as_mut() {
-            e.cas = next_cas();
-        }
-        self.write_stamped_one(key, op, commit_through).await
-    }
-
-    /// [`Core::write_stamped`] for one key, the path of every unpipelined
-    /// write: no vector, no grouping by namespace. It is also far less
-    /// code, which matters as much: the request path of an unpipelined
-    /// `SET` must fit the instruction cache (BENCHMARKS.md, session 29).
-    pub(crate) async fn write_stamped_one(
-        &self,
-        key: Bytes,
-        op: Option<Entry>,
-        commit_through: &mut [u64],
-    ) -> Result<()> {
-        if self.closing.load(Ordering::Relaxed) {
-            return Err(EngineError::ShuttingDown);
-        }
-        let idx = self.router.route(&key);
-        let ns = &self.namespaces[idx];
-        if ns.cfg.stores.is_empty() {
-            self.apply_to_l1(key, op);
-            return Ok(());
-        }
-        let Some(wb) = &ns.wb else {
-            // Write-through and -around wait for the stores anyway; boxed,
-            // their big future does not swell this one.
-            return Box::pin(self.write_stamped(vec![(key, op)], commit_through)).await;
-        };
-        wb.wait_for_room(self.backpressure_wait).await?;
-        // The third prefetch step (the entry's key bytes, which the insert
-        // compares): the journal append runs while they load.
-        self.l1.prefetch_key(&key);
-        let seq = wb.write_one(key, op, |k| self.flights.invalidate(k));
-        commit_through[idx] = commit_through[idx].max(seq);
-        Ok(())
-    }
-
-    /// [`Core::write_many`] for entries whose cas is already what it must
-    /// be (freshly stamped, or kept by a touch).
-    pub(crate) async fn write_stamped(
-        &self,
-        ops: Vec<(Bytes, Option<Entry>)>,
-        commit_through: &mut [u64],
-    ) -> Result<()> {
-        if self.closing.load(Ordering::Relaxed) {
-            return Err(EngineError::ShuttingDown);
-        }
-        // Almost every call touches one namespace: group without a map (or
-        // any allocation) then.
-        let first = ops.first().map_or(0, |(k, _)| self.router.route(k));
-        let groups: SmallVec<[(usize, Vec<KeyOp>); 1]> = if ops
-            .iter()
-            .skip(1)
-            .all(|(k, _)| self.router.route(k) == first)
-        {
-            smallvec::smallvec![(first, ops)]
-        } else {
-            let mut by_ns: HashMap<usize, Vec<KeyOp>> = HashMap::new();
-            for (k, op) in ops {
-                by_ns
-                    .entry(self.router.route(&k))
-                    .or_default()
-                    .push((k, op));
-            }
-            by_ns.into_iter().collect()
-        };
-        for (idx, ops) in groups {
-            let ns = &self.namespaces[idx];
-            if ns.cfg.stores.is_empty() {
-                for (k, op) in ops {
-                    self.apply_to_l1(k, op);
-                }
-                continue;
-            }
-            match (&ns.wb, ns.cfg.write_mode) {
-                (Some(wb), _) => {
-                    wb.wait_for_room(self.backpressure_wait).await?;
-                    for (key, _) in &ops {
-                        self.l1.prefetch_key(key);
-                    }
-                    let seq = wb.write_many(ops, |k| self.flights.invalidate(k));
-                    commit_through[idx] = commit_through[idx].max(seq);
-                }
-                (None, mode) => {
-                    let ops = last_write_per_key(ops);
-                    let batch: Vec<Mutation> = ops
-                        .iter()
-                        .map(|(k, op)| match op {
-                            Some(e) => Mutation::Set(k.clone(), e.clone()),
-                            None => Mutation::Delete(k.clone()),
-                        })
-                        .collect();
-                    let (sor, upper) = ns.cfg.stores.split_last().expect("checked non-empty");
-                    sor.apply(&batch).await?;
-                    // Upper stores are caches: update them in `through`,
-                    // invalidate them in `around`.
-                    let upper_batch: Vec<Mutation> = match mode {
-                        WriteMode::Around => batch
-                            .iter()
-                            .map(|m| Mutation::Delete(m.key().clone()))
-                            .collect(),
-                        _ => batch,
-                    };
-                    for store in upper.iter().rev() {
-                        store.apply(&upper_batch).await?;
-                    }
-                    for (k, op) in ops {
-                        let op = if mode == WriteMode::Around { None } else { op };
-                        self.apply_to_l1(k.clone(), op);
-                        self.flights.invalidate(&k);
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn apply_to_l1(&self, key: Bytes, op: Option<Entry>) {
-        match op {
-            Some(e) => {
-                self.l1.put(key, e, 0);
-            }
-            None => {
-                self.l1.remove(&key);
-            }
-        }
-    }
 }
 
 /// Gives an entry read from a store a cas unique: stores do not keep them
@@ -840,22 +651,6 @@ fn stamp_loaded(e: &mut Entry) {
     if e.cas == 0 {
         e.cas = next_cas();
     }
-}
-
-/// Keeps the last operation per key, in first-seen order (MSET a 1 a 2 = a 2).
-fn last_write_per_key(ops: Vec<(Bytes, Option<Entry>)>) -> Vec<(Bytes, Option<Entry>)> {
-    let mut index: HashMap<Bytes, usize> = HashMap::new();
-    let mut out: Vec<(Bytes, Option<Entry>)> = Vec::with_capacity(ops.len());
-    for (k, op) in ops {
-        match index.get(&k) {
-            Some(&i) => out[i].1 = op,
-            None => {
-                index.insert(k.clone(), out.len());
-                out.push((k, op));
-            }
-        }
-    }
-    out
 }
 
 /// Copies entries found deeper into the stores above (best effort: they
