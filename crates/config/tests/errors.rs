@@ -261,6 +261,12 @@ fn bad_duration() {
         "invalid duration \"5 parsecs\"",
     );
     check(
+        "[server]\nbusy_poll = \"fast\"\n",
+        2,
+        "server.busy_poll",
+        "invalid duration \"fast\"",
+    );
+    check(
         "[server]\nidle_timeout = -1\n",
         2,
         "server.idle_timeout",
@@ -343,6 +349,12 @@ fn semantic_ranges_and_names() {
         2,
         "namespace.default.flush_batch",
         "at least 1",
+    );
+    check(
+        "[server]\nbusy_poll = \"2s\"\n",
+        2,
+        "server.busy_poll",
+        "must be at most 1s",
     );
     check(
         "[server]\nmax_clients = 0\n",

@@ -19,6 +19,7 @@ fn spec_example_parses() {
     assert_eq!(c.server.admin, ListenAddr::Tcp("127.0.0.1:9380".into()));
     assert_eq!(c.server.requirepass.as_deref(), Some("change-me"));
     assert_eq!(c.server.max_clients, 10_000);
+    assert_eq!(c.server.busy_poll, Duration::ZERO, "busy polling is opt-in");
     assert_eq!(c.memory.max_bytes, 256 * 1024 * 1024);
 
     let names: Vec<&str> = c.namespaces().iter().map(|(n, _)| *n).collect();
@@ -220,6 +221,7 @@ max_key_bytes = 1024
 max_value_bytes = "1MB"
 max_request_bytes = "2 GiB"
 idle_timeout = 90
+busy_poll = "50us"
 [memory]
 max_bytes = "64KiB"
 [namespace.default]
@@ -241,6 +243,7 @@ timeout = "2s"
     assert_eq!(c.server.max_value_bytes, 1_000_000);
     assert_eq!(c.server.max_request_bytes, 2 << 30);
     assert_eq!(c.server.idle_timeout(), Some(Duration::from_secs(90)));
+    assert_eq!(c.server.busy_poll, Duration::from_micros(50));
     assert_eq!(c.memory.max_bytes, 65_536);
     let d = &c.namespaces["default"];
     assert_eq!(d.flush_interval, Duration::from_millis(250));

@@ -1,5 +1,6 @@
 //! The server's settings.
 
+use crate::busy_poll::BusyPoll;
 use crate::resp::Limits;
 use std::sync::Arc;
 use std::time::Duration;
@@ -33,6 +34,10 @@ pub struct ServerConfig {
     /// of one `Semaphore::new(max_clients)`). `None`: a cap of
     /// `max_clients` for this listener alone.
     pub shared_client_slots: Option<Arc<Semaphore>>,
+    /// When set, every batch a connection reads is reported to this
+    /// [`BusyPoll`], which keeps the thread polling for its window instead
+    /// of sleeping between requests (give every listener a clone of one).
+    pub busy_poll: Option<Arc<BusyPoll>>,
 }
 
 impl Default for ServerConfig {
@@ -45,6 +50,7 @@ impl Default for ServerConfig {
             requirepass: None,
             shutdown_grace: Duration::from_secs(30),
             shared_client_slots: None,
+            busy_poll: None,
         }
     }
 }

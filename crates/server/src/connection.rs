@@ -108,7 +108,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
             )
             .await?
             {
-                Ok(_) => {}
+                Ok(_) => self.server.note_activity(),
                 Err(ReadEnd::Idle) => {
                     tracing::debug!(client = self.client.id, "closing idle connection");
                     return Ok(());

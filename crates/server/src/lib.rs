@@ -29,6 +29,9 @@
 //!   client cap, clean shutdown.
 //! - [`shutdown`]: how connections learn that the server is stopping.
 //! - [`admin`]: the admin HTTP listener (`/metrics`, `/healthz`).
+//! - [`busy_poll`]: [`BusyPoll`], the opt-in task that keeps the thread
+//!   polling the sockets for a short window after each request instead of
+//!   sleeping (`[server] busy_poll`).
 //! - [`config`]: [`ServerConfig`] (limits, clients, idle timeout,
 //!   `requirepass`); [`state`]: what connections share — counters for
 //!   `INFO`, the client registry (`CLIENT LIST`), open `SCAN` cursors, the
@@ -69,6 +72,7 @@
 #![warn(missing_docs)]
 
 pub mod admin;
+pub mod busy_poll;
 pub mod cmd;
 pub mod config;
 pub mod connection;
@@ -82,6 +86,7 @@ pub mod resp;
 pub mod shutdown;
 pub mod state;
 
+pub use busy_poll::BusyPoll;
 pub use config::ServerConfig;
 pub use connection::RespConnection;
 pub use listener::{serve, serve_memcache, ListenAddr, Listener};

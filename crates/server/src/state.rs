@@ -43,6 +43,14 @@ pub struct ServerState {
 }
 
 impl ServerState {
+    /// A connection read a batch: tells the busy poller, if any.
+    #[inline]
+    pub fn note_activity(&self) {
+        if let Some(poll) = &self.config.busy_poll {
+            poll.note_activity();
+        }
+    }
+
     /// Fresh state for a server on `port`.
     pub fn new(config: ServerConfig, port: u16) -> Self {
         ServerState {

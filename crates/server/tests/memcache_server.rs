@@ -633,3 +633,26 @@ async fn an_idle_client_is_closed_after_the_idle_timeout() {
     assert_eq!(other.script("set a 0 0 1\nx\n").await, "STORED\r\n");
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn busy_polling_serves_requests_and_stops_with_the_server() {
+    let poll = tiercache_server::BusyPoll::start(Duration::from_millis(5));
+    let server = McServer::start_with(ServerConfig {
+        busy_poll: Some(poll.clone()),
+        ..Default::default()
+    })
+    .await;
+    let mut c = server.client().await;
+    for i in 0..20 {
+        assert_eq!(
+            c.script(&format!("set k{i} 0 0 1\n{}\n", i % 10)).await,
+            "STORED\r\n"
+        );
+    }
+    assert_eq!(c.script("get k13\n").await, "VALUE k13 0 1\r\n3\r\nEND\r\n");
+    assert!(poll.spins() > 0, "requests must start the polling");
+    // Polling or parked, the poller does not hold shutdown up.
+    tokio::time::timeout(Duration::from_secs(10), server.shutdown())
+        .await
+        .expect("shutdown with busy polling on");
+}

@@ -688,3 +688,23 @@ async fn pipelined_plain_sets_before_auth_are_refused_one_by_one() {
     assert_eq!(c.cmd(&["GET", "b"]).await, Reply::bulk("4"));
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn busy_polling_serves_requests() {
+    let poll = tiercache_server::BusyPoll::start(Duration::from_millis(5));
+    let server = TestServer::start_with(ServerConfig {
+        busy_poll: Some(poll.clone()),
+        ..ServerConfig::default()
+    })
+    .await;
+    let mut c = server.client().await;
+    for i in 0..20 {
+        assert_eq!(
+            c.cmd(&["SET", &format!("k{i}"), &i.to_string()]).await,
+            Reply::ok()
+        );
+    }
+    assert_eq!(c.cmd(&["GET", "k13"]).await, Reply::bulk("13"));
+    assert!(poll.spins() > 0, "requests must start the polling");
+    server.shutdown().await;
+}

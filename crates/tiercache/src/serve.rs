@@ -184,6 +184,11 @@ async fn serve(config: Config, data_dir: PathBuf) -> Result<(), String> {
         shared_client_slots: Some(Arc::new(tokio::sync::Semaphore::new(
             (config.server.max_clients as usize).min(tokio::sync::Semaphore::MAX_PERMITS),
         ))),
+        // One poller for both protocols: they share the thread.
+        busy_poll: (!config.server.busy_poll.is_zero()).then(|| {
+            tracing::info!(window = ?config.server.busy_poll, "busy polling after each request");
+            server::BusyPoll::start(config.server.busy_poll)
+        }),
         ..Default::default()
     };
     // The memcached listener: same engine (same data), same limits, client

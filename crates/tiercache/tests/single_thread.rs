@@ -65,6 +65,60 @@ fn one_worker_thread_serves_both_protocols_and_reads_sqlite() {
     assert!(server.sigterm(Duration::from_secs(10)).success());
 }
 
+#[test]
+fn busy_polling_serves_both_protocols_and_sleeps_when_idle() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("busy.toml");
+    std::fs::write(&config, "[server]\nbusy_poll = \"200us\"\n").unwrap();
+    let server = Server::start_with_env(
+        &dir.path().join("data"),
+        &["--config", config.to_str().unwrap()],
+        ONE_WORKER,
+    );
+    assert!(
+        server.log().contains("busy polling after each request"),
+        "log: {}",
+        server.log()
+    );
+    let mut c = server.client();
+    for i in 0..200 {
+        let (k, v) = (format!("k{i}"), format!("v{i}"));
+        assert_eq!(
+            c.call(&[b"SET", k.as_bytes(), v.as_bytes()]),
+            Reply::Simple("OK".into())
+        );
+    }
+    let mut mc = McText::connect(server.memcache_port.unwrap());
+    assert_eq!(mc.get("k42"), Some((0, b"v42".to_vec())));
+    #[cfg(target_os = "linux")]
+    {
+        // Long past the window, the thread sleeps: over a second without
+        // requests the process uses a small fraction of a core (polling
+        // all along would use all of it).
+        std::thread::sleep(Duration::from_millis(200));
+        let pid = server.child.id();
+        let before = cpu_ticks(pid);
+        std::thread::sleep(Duration::from_secs(1));
+        let used = cpu_ticks(pid) - before;
+        assert!(
+            used < 30,
+            "{used} clock ticks (of ~100 per second) in a second without requests"
+        );
+    }
+    assert!(server.sigterm(Duration::from_secs(10)).success());
+}
+
+/// User plus system clock ticks of every thread of `pid` so far.
+#[cfg(target_os = "linux")]
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // Fields after the command name, which is in parentheses.
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 here.
+    f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap()
+}
+
 /// Niceness of the server's `sqlite-writer` thread, once it exists (the
 /// first flush starts it: `flush_interval` is 1 s by default).
 #[cfg(target_os = "linux")]

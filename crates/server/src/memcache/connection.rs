@@ -105,7 +105,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> McConnection<S> {
             )
             .await?
             {
-                Ok(n) => self.server.memcache.bytes_read.add(n as u64),
+                Ok(n) => {
+                    self.server.note_activity();
+                    self.server.memcache.bytes_read.add(n as u64)
+                }
                 Err(_) => return Ok(()),
             }
         }
