@@ -8,7 +8,7 @@
 //! virtual CPU), and the request waits for the thread to be scheduled.
 //! A thread that keeps polling is never asleep, so neither cost is paid.
 //! Measured with `redis-benchmark -c 50` unpipelined (BENCHMARKS.md,
-//! session 32): 8–11% more requests per second, because the benchmark's
+//! session 32): 8–12% more requests per second, because the benchmark's
 //! own core, not the server's, is the limit there and each wake-up it
 //! no longer pays is time it spends sending requests.
 //!
@@ -23,7 +23,12 @@
 //! (`epoll_wait` with a zero timeout) and runs whatever became ready, then
 //! the task again. Once `window` has passed without a request, the task
 //! waits on a [`Notify`] and the thread sleeps normally, until the next
-//! request's [`BusyPoll::note_activity`] wakes it.
+//! request's [`BusyPoll::note_activity`] wakes it. A request that comes
+//! after more than `window` of quiet does not start polling (polling would
+//! not have caught it either); the next one within `window` does. So
+//! requests further apart than `window` cost no polling at all, and the
+//! worst case, requests just over `window` apart, costs at most one
+//! window of polling per two requests.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -47,7 +52,8 @@ pub struct BusyPoll {
 
 impl BusyPoll {
     /// Starts the polling task on the current tokio runtime: after each
-    /// request the thread keeps polling for up to `window`. The task ends
+    /// request that came within `window` of the one before, the thread
+    /// keeps polling for up to `window`. The task ends
     /// when every other handle is dropped while it polls; parked, it ends
     /// with the runtime.
     ///
@@ -59,8 +65,10 @@ impl BusyPoll {
     /// use std::time::Duration;
     /// use tiercache_server::BusyPoll;
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// let poll = BusyPoll::start(Duration::from_micros(50));
+    /// let poll = BusyPoll::start(Duration::from_millis(500));
     /// poll.note_activity(); // what every connection does per batch
+    /// tokio::time::sleep(Duration::from_millis(1)).await;
+    /// poll.note_activity(); // a request soon after the last: polling starts
     /// tokio::time::sleep(Duration::from_millis(1)).await;
     /// assert!(poll.spins() > 0);
     /// # });
@@ -104,17 +112,32 @@ impl BusyPoll {
     }
 
     async fn run(self: Arc<Self>) {
+        // When the last request came, as far as this task has seen.
+        let mut last_active = Instant::now();
         loop {
-            // Asleep until a request comes; `notify_one` keeps a permit,
-            // so a wake between the check and the wait is not lost.
-            if !self.active.swap(false, Ordering::SeqCst) {
+            if self.active.swap(false, Ordering::SeqCst) {
+                last_active = Instant::now();
+            } else {
+                // Asleep until a request comes; `notify_one` keeps a
+                // permit, so a wake between the check and the wait is not
+                // lost.
                 self.parked.store(true, Ordering::SeqCst);
                 if !self.active.load(Ordering::SeqCst) {
                     self.wake.notified().await;
                 }
                 self.parked.store(false, Ordering::SeqCst);
+                self.active.store(false, Ordering::SeqCst); // this wake's
+                let now = Instant::now();
+                let gap = now - last_active;
+                last_active = now;
+                // Polling would not have caught a request that came after
+                // more than a window of quiet, so one does not start
+                // polling: isolated requests cost no polling at all. The
+                // next request, if it comes within a window, does.
+                if gap > self.window {
+                    continue;
+                }
             }
-            let mut last_active = Instant::now();
             loop {
                 if Arc::strong_count(&self) == 1 {
                     return; // the server is gone
@@ -143,26 +166,39 @@ mod tests {
     }
 
     #[test]
-    fn polls_after_activity_then_sleeps_until_the_next() {
+    fn polls_between_close_requests_and_not_after_an_isolated_one() {
         runtime().block_on(async {
-            let poll = BusyPoll::start(Duration::from_millis(20));
-            tokio::time::sleep(Duration::from_millis(30)).await;
+            // Generous times, so that a loaded machine's late wake-ups
+            // (a 5 ms sleep taking 50) do not change the story.
+            let poll = BusyPoll::start(Duration::from_millis(200));
+            tokio::time::sleep(Duration::from_millis(300)).await;
             assert_eq!(poll.spins(), 0, "no request yet: the task must sleep");
 
+            // After 300 ms of quiet, one request: polling would not have
+            // caught it, so it does not start polling either.
+            poll.note_activity();
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            assert_eq!(poll.spins(), 0, "an isolated request starts no polling");
+
+            // A second one 5 ms later, within the window: polling starts.
             poll.note_activity();
             tokio::time::sleep(Duration::from_millis(5)).await;
             let during = poll.spins();
-            assert!(during > 0, "within the window the task polls");
+            assert!(during > 0, "close requests start the polling");
 
             // Well past the window: asleep, the count stays put.
-            tokio::time::sleep(Duration::from_millis(100)).await;
+            tokio::time::sleep(Duration::from_millis(400)).await;
             let after = poll.spins();
-            tokio::time::sleep(Duration::from_millis(50)).await;
+            tokio::time::sleep(Duration::from_millis(100)).await;
             assert_eq!(poll.spins(), after, "past the window the task must sleep");
 
+            // A request after that quiet is isolated again; two are not.
             poll.note_activity();
             tokio::time::sleep(Duration::from_millis(5)).await;
-            assert!(poll.spins() > after, "the next request wakes it");
+            assert_eq!(poll.spins(), after);
+            poll.note_activity();
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            assert!(poll.spins() > after, "the next close request wakes it");
         });
     }
 
@@ -190,6 +226,7 @@ mod tests {
             let poll = BusyPoll::start(Duration::from_secs(60));
             poll.note_activity();
             tokio::time::sleep(Duration::from_millis(2)).await;
+            assert!(poll.spins() > 0, "within a minute of its start: polling");
             let weak = Arc::downgrade(&poll);
             drop(poll);
             tokio::time::sleep(Duration::from_millis(5)).await;
