@@ -191,8 +191,9 @@ async fn serve(config: Config, data_dir: PathBuf) -> Result<(), String> {
         }),
         ..Default::default()
     };
-    // The memcached listener: same engine (same data), same limits, client
-    // cap and shutdown path as RESP.
+    let busy_poll = server_config.busy_poll.clone(); // for /metrics
+                                                     // The memcached listener: same engine (same data), same limits, client
+                                                     // cap and shutdown path as RESP.
     if let Some(addr) = &memcache {
         let listener = server::Listener::bind(addr)
             .await
@@ -243,10 +244,19 @@ async fn serve(config: Config, data_dir: PathBuf) -> Result<(), String> {
             .await
             .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
         let metrics_engine = engine.clone();
+        let busy_poll = busy_poll.clone();
         let metrics: server::admin::MetricsSource = Arc::new(move |out: &mut String| {
             {
                 let mut e = server::admin::Exposition::new(out);
                 server::admin::engine_metrics(&mut e, &metrics_engine.stats());
+                if let Some(poll) = &busy_poll {
+                    e.single(
+                        "tiercache_busy_poll_spins_total",
+                        "counter",
+                        "Non-blocking polls of the sockets by busy polling ([server] busy_poll).",
+                        poll.spins() as f64,
+                    );
+                }
             }
             if let Some(cache) = &http_cache {
                 cache.metrics().render(out);

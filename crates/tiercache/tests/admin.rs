@@ -138,3 +138,45 @@ fn healthz_over_a_unix_socket() {
     assert!(status.success(), "{status:?}");
     assert!(!sock.exists(), "the socket file is removed on shutdown");
 }
+
+#[test]
+fn busy_polling_is_counted_in_metrics() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("busy.toml");
+    std::fs::write(&config, "[server]\nbusy_poll = \"1ms\"\n").unwrap();
+    let (resp, admin) = (free_port(), free_port());
+    let child = Command::new(env!("CARGO_BIN_EXE_tiercache"))
+        .args(["serve", "--config"])
+        .arg(&config)
+        .arg("--data-dir")
+        .arg(dir.path().join("data"))
+        .args(["--resp", &format!("127.0.0.1:{resp}")])
+        .args(["--memcache", "off"])
+        .args(["--admin", &format!("127.0.0.1:{admin}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let server = Server {
+        child,
+        port: resp,
+        memcache_port: None,
+        data_dir: dir.path().to_path_buf(),
+    };
+    let connect = || TcpStream::connect(("127.0.0.1", admin));
+    wait_for(connect);
+    wait_for(|| TcpStream::connect(("127.0.0.1", resp)));
+    let (_, body) = http_get(connect().unwrap(), "/metrics");
+    let before = metric(&body, "tiercache_busy_poll_spins_total ");
+    let mut c = Client::connect(resp);
+    // Back-to-back requests, each within the window of the one before.
+    for i in 0..50 {
+        c.call(&[b"SET", format!("k{i}").as_bytes(), b"v"]);
+    }
+    let (_, body) = http_get(connect().unwrap(), "/metrics");
+    assert!(
+        metric(&body, "tiercache_busy_poll_spins_total ") > before,
+        "{body}"
+    );
+    assert!(server.sigterm(Duration::from_secs(10)).success());
+}
