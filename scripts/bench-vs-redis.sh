@@ -16,6 +16,11 @@
 # per request says which server would go further with a faster client
 # ("CPU ratio" = redis-server's CPU per request / tiercache's).
 #
+# "client busy" is how much of its core redis-benchmark used during the
+# best run against each server (its user + system time over the run's
+# wall time). Near 100%, the client is the limit of that line, not the
+# server (BENCHMARKS.md, session 32).
+#
 # TIERCACHE_BIN=PATH runs that build instead of target/release/tiercache
 # (an A/B of two builds).
 #
@@ -54,13 +59,19 @@ for port in "$tc_port" "$redis_port"; do
 done
 
 
-# run PORT TEST PIPELINE -> "TEST rps p99"
+# run PORT TEST PIPELINE -> "TEST rps p99 client-busy-%"
 run() {
-  taskset -c 1 redis-benchmark -p "$1" -t "$2" -c 50 -n "$requests" -P "$3" --csv 2>/dev/null |
-    awk -F'","' 'NR > 1 { gsub(/"/, ""); split($0, f, ","); print f[1], f[2], f[7] }'
+  local times
+  times=$( { TIMEFORMAT='%R %U %S'
+    time taskset -c 1 redis-benchmark -p "$1" -t "$2" -c 50 -n "$requests" -P "$3" \
+      --csv >"$work/bench.csv" 2>/dev/null; } 2>&1)
+  awk -F'","' -v t="$times" 'NR > 1 {
+      gsub(/"/, ""); split($0, f, ","); split(t, w, " ")
+      printf "%s %s %s %.0f\n", f[1], f[2], f[7], (w[1] > 0 ? 100 * (w[2] + w[3]) / w[1] : 0)
+    }' "$work/bench.csv"
 }
 
-declare -A best p99 cpu
+declare -A best p99 cpu busy
 for round in $(seq "$rounds"); do
   for pipeline in 1 16; do
     for t in set get; do
@@ -68,12 +79,13 @@ for round in $(seq "$rounds"); do
         port=$tc_port pid=$tc_pid
         [ "$server" = redis ] && port=$redis_port pid=$redis_pid
         before=$(cpu_ns "$pid")
-        read -r test rps lat < <(run "$port" "$t" "$pipeline")
+        read -r test rps lat client < <(run "$port" "$t" "$pipeline")
         used=$(( $(cpu_ns "$pid") - before ))
         key="$server/$test/$pipeline"
         if awk -v a="$rps" -v b="${best[$key]:-0}" 'BEGIN { exit !(a > b) }'; then
           best[$key]=$rps
           p99[$key]=$lat
+          busy[$key]=$client
         fi
         per=$(awk -v c="$used" -v n="$requests" 'BEGIN { printf "%.3f", c / n / 1000 }')
         if awk -v a="$per" -v b="${cpu[$key]:-1e9}" 'BEGIN { exit !(a < b) }'; then
@@ -85,8 +97,8 @@ for round in $(seq "$rounds"); do
   echo "round $round of $rounds done" >&2
 done
 
-echo "| test | pipeline | tiercache req/s | p99 ms | CPU µs/req | redis-server req/s | p99 ms | CPU µs/req | ratio | CPU ratio |"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+echo "| test | pipeline | tiercache req/s | p99 ms | CPU µs/req | client busy | redis-server req/s | p99 ms | CPU µs/req | client busy | ratio | CPU ratio |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 for pipeline in 1 16; do
   for test in SET GET; do
     t=${best[tiercache/$test/$pipeline]:-0}
@@ -95,6 +107,7 @@ for pipeline in 1 16; do
     rc=${cpu[redis/$test/$pipeline]:-0}
     ratio=$(awk -v a="$t" -v b="$r" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')
     cratio=$(awk -v a="$rc" -v b="$tc" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')
-    echo "| $test | $pipeline | $t | ${p99[tiercache/$test/$pipeline]:-} | $tc | $r | ${p99[redis/$test/$pipeline]:-} | $rc | **${ratio}×** | ${cratio}× |"
+    tb=${busy[tiercache/$test/$pipeline]:-?} rb=${busy[redis/$test/$pipeline]:-?}
+    echo "| $test | $pipeline | $t | ${p99[tiercache/$test/$pipeline]:-} | $tc | $tb% | $r | ${p99[redis/$test/$pipeline]:-} | $rc | $rb% | **${ratio}×** | ${cratio}× |"
   done
 done
