@@ -4,9 +4,9 @@
 //! Why hand-written rather than a `HashMap<K, Node>` plus a linked-list
 //! crate: per-entry overhead. A slot is the key, the value, a 32-bit hash,
 //! two 32-bit links and one byte of state; the index (`index.rs`) holds a
-//! `u32` and a tag byte per place, in 64-byte chunks. That keeps the fixed cost per entry near 24 bytes for small keys
-//! (see `benches/memory.rs` in the bench crate), where a map of boxed nodes
-//! costs several times more.
+//! `u32` and a tag byte per place, in 64-byte chunks. That keeps the fixed
+//! cost per entry near 24 bytes for small keys (see `benches/memory.rs` in
+//! the bench crate), where a map of boxed nodes costs several times more.
 //!
 //! The slab stays dense: removing slot `i` moves the last slot into `i` and
 //! repoints its table entry and list neighbours, so there is no free list
@@ -25,9 +25,9 @@ pub(crate) const NIL: u32 = u32::MAX;
 /// for four times its entries (and at least this many): 128 chunks (8 KiB)
 /// up to 256 expected entries, at most 512 (32 KiB) at 1,024. This was
 /// measured with hashbrown's table (before session 31), where, sized
-/// exactly, a small table sat at 80% load with tombstones, and every miss's removal
-/// and insertion rewrote control bytes in the same few 16-byte groups the
-/// next probes load (`perf annotate` on recency at 53 entries: a quarter
+/// exactly, a small table sat at 80% load with tombstones, and every
+/// miss's removal and insertion rewrote control bytes in the same few
+/// 16-byte groups the next probes load (`perf annotate` on recency at 53 entries: a quarter
 /// of the time in `Slab::replace`, mostly on those group loads and the
 /// compares that follow them). `replay_one`, best of 3, A/B in one run:
 /// recency at 53 entries 17.0 → 20.6 Mops/s (quick_cache 25.0), web12 at
@@ -274,13 +274,11 @@ impl<K: Hash + Eq, V> Slab<K, V> {
         let slots = &self.slots;
         self.table.candidates(hash, |i| {
             let first = std::ptr::from_ref(at(slots, i)).cast::<u8>();
-            let size = std::mem::size_of::<Slot<K, V>>();
-            let mut offset = 0;
-            while offset < size {
-                prefetch_line(first.wrapping_add(offset));
-                offset += 64;
+            // Every 64-byte line the slot touches, from the one it starts in.
+            let lines = (first as usize % 64 + std::mem::size_of::<Slot<K, V>>()).div_ceil(64);
+            for line in 0..lines {
+                prefetch_line(first.wrapping_add(line * 64));
             }
-            prefetch_line(first.wrapping_add(size - 1));
         });
     }
 

@@ -105,11 +105,6 @@ impl BusyPoll {
         self.spins.load(Ordering::Relaxed)
     }
 
-    /// The window given to [`BusyPoll::start`].
-    pub fn window(&self) -> Duration {
-        self.window
-    }
-
     async fn run(self: Arc<Self>) {
         // When the last request came, as far as this task has seen.
         let mut last_active = Instant::now();

@@ -40,6 +40,28 @@ fn wait_for<T>(mut f: impl FnMut() -> std::io::Result<T>) -> T {
     }
 }
 
+/// `tiercache serve` on `data_dir` with RESP on a free port, memcached off,
+/// the admin listener on `admin`, and `extra` arguments; killed on drop.
+fn start_with_admin(data_dir: &std::path::Path, admin: &str, extra: &[&str]) -> Server {
+    let resp = free_port();
+    let child = Command::new(env!("CARGO_BIN_EXE_tiercache"))
+        .args(["serve", "--data-dir"])
+        .arg(data_dir)
+        .args(["--resp", &format!("127.0.0.1:{resp}")])
+        .args(["--memcache", "off", "--admin", admin])
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    Server {
+        child,
+        port: resp,
+        memcache_port: None,
+        data_dir: data_dir.to_path_buf(),
+    }
+}
+
 fn metric(body: &str, line_prefix: &str) -> f64 {
     body.lines()
         .find_map(|l| l.strip_prefix(line_prefix))
@@ -50,24 +72,9 @@ fn metric(body: &str, line_prefix: &str) -> f64 {
 #[test]
 fn metrics_and_healthz_over_tcp() {
     let dir = tempfile::tempdir().unwrap();
-    let (resp, admin) = (free_port(), free_port());
-    let child = Command::new(env!("CARGO_BIN_EXE_tiercache"))
-        .args(["serve", "--data-dir"])
-        .arg(dir.path())
-        .args(["--resp", &format!("127.0.0.1:{resp}")])
-        .args(["--memcache", "off"])
-        .args(["--admin", &format!("127.0.0.1:{admin}")])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    // Killed on drop if an assertion fails.
-    let server = Server {
-        child,
-        port: resp,
-        memcache_port: None,
-        data_dir: dir.path().to_path_buf(),
-    };
+    let admin = free_port();
+    let server = start_with_admin(dir.path(), &format!("127.0.0.1:{admin}"), &[]);
+    let resp = server.port;
     let connect = || TcpStream::connect(("127.0.0.1", admin));
     wait_for(connect);
     wait_for(|| TcpStream::connect(("127.0.0.1", resp)));
@@ -114,24 +121,7 @@ fn metrics_and_healthz_over_tcp() {
 fn healthz_over_a_unix_socket() {
     let dir = tempfile::tempdir().unwrap();
     let sock = dir.path().join("admin.sock");
-    let resp = free_port();
-    let child = Command::new(env!("CARGO_BIN_EXE_tiercache"))
-        .args(["serve", "--data-dir"])
-        .arg(dir.path())
-        .args(["--resp", &format!("127.0.0.1:{resp}")])
-        .args(["--memcache", "off"])
-        .arg("--admin")
-        .arg(format!("unix:{}", sock.display()))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let server = Server {
-        child,
-        port: resp,
-        memcache_port: None,
-        data_dir: dir.path().to_path_buf(),
-    };
+    let server = start_with_admin(dir.path(), &format!("unix:{}", sock.display()), &[]);
     let stream = wait_for(|| UnixStream::connect(&sock));
     assert_eq!(http_get(stream, "/healthz"), (200, "ok\n".into()));
     let status = server.sigterm(Duration::from_secs(10));
@@ -144,25 +134,13 @@ fn busy_polling_is_counted_in_metrics() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("busy.toml");
     std::fs::write(&config, "[server]\nbusy_poll = \"1ms\"\n").unwrap();
-    let (resp, admin) = (free_port(), free_port());
-    let child = Command::new(env!("CARGO_BIN_EXE_tiercache"))
-        .args(["serve", "--config"])
-        .arg(&config)
-        .arg("--data-dir")
-        .arg(dir.path().join("data"))
-        .args(["--resp", &format!("127.0.0.1:{resp}")])
-        .args(["--memcache", "off"])
-        .args(["--admin", &format!("127.0.0.1:{admin}")])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let server = Server {
-        child,
-        port: resp,
-        memcache_port: None,
-        data_dir: dir.path().to_path_buf(),
-    };
+    let admin = free_port();
+    let server = start_with_admin(
+        &dir.path().join("data"),
+        &format!("127.0.0.1:{admin}"),
+        &["--config", config.to_str().unwrap()],
+    );
+    let resp = server.port;
     let connect = || TcpStream::connect(("127.0.0.1", admin));
     wait_for(connect);
     wait_for(|| TcpStream::connect(("127.0.0.1", resp)));
