@@ -52,14 +52,61 @@ pub struct ServerConfig {
     /// See [`ServerConfig::idle_timeout`].
     #[serde(deserialize_with = "units::de_duration")]
     pub idle_timeout: Duration,
-    /// How long the server's thread keeps polling its sockets after a
-    /// request before it sleeps; zero (the default, `"0s"`) means it sleeps
-    /// as soon as it has nothing to do. A window such as `"50us"` saves
-    /// the wake-up per request under unpipelined load, at the price of a
-    /// busy core while requests keep coming (see `tiercache_server::BusyPoll`).
-    /// At most 1 s.
-    #[serde(deserialize_with = "units::de_duration")]
-    pub busy_poll: Duration,
+    /// Whether the server's thread keeps polling its sockets for a while
+    /// after requests instead of going to sleep: `"auto"` (the default),
+    /// a window such as `"50us"` (at most 1 s), or `"off"`/`"0s"`. See
+    /// [`BusyPollSetting`].
+    #[serde(deserialize_with = "units::de_busy_poll")]
+    pub busy_poll: BusyPollSetting,
+}
+
+/// `[server] busy_poll`: how long the server's thread polls its sockets
+/// after a request before it sleeps.
+///
+/// Polling saves the wake-up per request under load (the client's `send`
+/// no longer pays for waking a sleeping server), at the price of some CPU
+/// spent polling; `tiercache_server::BusyPoll` has the details and the
+/// bound on that CPU.
+///
+/// ```
+/// use std::time::Duration;
+/// use tiercache_config::BusyPollSetting;
+///
+/// // One worker thread: the thread that polls is the one that serves.
+/// assert_eq!(BusyPollSetting::Auto.window(1), Some(BusyPollSetting::AUTO_WINDOW));
+/// // Several: off, tokio's other workers would still sleep in epoll.
+/// assert_eq!(BusyPollSetting::Auto.window(4), None);
+/// let set = BusyPollSetting::Window(Duration::from_micros(50));
+/// assert_eq!(set.window(4), Some(Duration::from_micros(50)));
+/// assert_eq!(BusyPollSetting::Window(Duration::ZERO).window(1), None);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BusyPollSetting {
+    /// `"auto"`: [`BusyPollSetting::AUTO_WINDOW`] when the server runs on
+    /// one worker thread, off on several. On one thread the poller owns
+    /// the sockets; with tokio's multi-threaded scheduler only the worker
+    /// parked in `epoll_wait` polls them, so a spinning worker would burn
+    /// CPU without catching a request.
+    Auto,
+    /// Poll for this long after each request; zero (`"0s"`, `"off"`)
+    /// never polls.
+    Window(Duration),
+}
+
+impl BusyPollSetting {
+    /// The window `"auto"` uses. 5–50 µs windows measured alike against
+    /// `redis-benchmark` (BENCHMARKS.md, sessions 32–33); the shortest
+    /// of them costs the least CPU.
+    pub const AUTO_WINDOW: Duration = Duration::from_micros(10);
+
+    /// The window to poll for on a runtime with `workers` threads, `None`
+    /// when the server should not poll.
+    pub fn window(self, workers: usize) -> Option<Duration> {
+        match self {
+            BusyPollSetting::Auto => (workers == 1).then_some(Self::AUTO_WINDOW),
+            BusyPollSetting::Window(w) => (!w.is_zero()).then_some(w),
+        }
+    }
 }
 
 impl ServerConfig {
@@ -81,7 +128,7 @@ impl Default for ServerConfig {
             max_value_bytes: 64 << 20,
             max_request_bytes: 128 << 20,
             idle_timeout: Duration::ZERO,
-            busy_poll: Duration::ZERO,
+            busy_poll: BusyPollSetting::Auto,
         }
     }
 }

@@ -106,6 +106,36 @@ pub(crate) fn de_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D
     d.deserialize_any(DurationVisitor)
 }
 
+/// `[server] busy_poll`: `"auto"`, `"off"` or a duration.
+pub(crate) fn de_busy_poll<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<crate::model::BusyPollSetting, D::Error> {
+    use crate::model::BusyPollSetting;
+    struct BusyPollVisitor;
+    impl Visitor<'_> for BusyPollVisitor {
+        type Value = BusyPollSetting;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("\"auto\", \"off\" or a duration (\"10us\", \"50us\")")
+        }
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<BusyPollSetting, E> {
+            DurationVisitor.visit_i64(v).map(BusyPollSetting::Window)
+        }
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<BusyPollSetting, E> {
+            DurationVisitor.visit_u64(v).map(BusyPollSetting::Window)
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<BusyPollSetting, E> {
+            match v {
+                "auto" => Ok(BusyPollSetting::Auto),
+                "off" => Ok(BusyPollSetting::Window(Duration::ZERO)),
+                _ => parse_duration(v)
+                    .map(BusyPollSetting::Window)
+                    .map_err(|e| E::custom(format!("{e} (or \"auto\", or \"off\")"))),
+            }
+        }
+    }
+    d.deserialize_any(BusyPollVisitor)
+}
+
 pub(crate) fn de_size<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
     d.deserialize_any(SizeVisitor)
 }

@@ -360,11 +360,13 @@ pub(crate) fn validate(raw: RawConfig, file: &str, text: &str) -> Res<Config> {
         named_secondaries: Vec::new(),
     };
 
-    if raw.server.busy_poll > std::time::Duration::from_secs(1) {
-        return Err(cx.err(
+    if let crate::model::BusyPollSetting::Window(w) = raw.server.busy_poll {
+        if w > std::time::Duration::from_secs(1) {
+            return Err(cx.err(
             &[key("server"), key("busy_poll")],
-            "must be at most 1s (a window after each request, typically \"50us\"; \"0s\" turns it off)",
-        ));
+                "must be at most 1s (a window after each request, typically \"10us\"; \"auto\" is the default, \"off\" turns it off)",
+            ));
+        }
     }
     if raw.server.max_clients == 0 {
         return Err(cx.err(&[key("server"), key("max_clients")], "must be at least 1"));

@@ -267,6 +267,12 @@ fn bad_duration() {
         "invalid duration \"fast\"",
     );
     check(
+        "[server]\nbusy_poll = \"automatic\"\n",
+        2,
+        "server.busy_poll",
+        "(or \"auto\", or \"off\")",
+    );
+    check(
         "[server]\nidle_timeout = -1\n",
         2,
         "server.idle_timeout",

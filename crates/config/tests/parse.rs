@@ -19,7 +19,7 @@ fn spec_example_parses() {
     assert_eq!(c.server.admin, ListenAddr::Tcp("127.0.0.1:9380".into()));
     assert_eq!(c.server.requirepass.as_deref(), Some("change-me"));
     assert_eq!(c.server.max_clients, 10_000);
-    assert_eq!(c.server.busy_poll, Duration::ZERO, "busy polling is opt-in");
+    assert_eq!(c.server.busy_poll, BusyPollSetting::Auto);
     assert_eq!(c.memory.max_bytes, 256 * 1024 * 1024);
 
     let names: Vec<&str> = c.namespaces().iter().map(|(n, _)| *n).collect();
@@ -243,7 +243,10 @@ timeout = "2s"
     assert_eq!(c.server.max_value_bytes, 1_000_000);
     assert_eq!(c.server.max_request_bytes, 2 << 30);
     assert_eq!(c.server.idle_timeout(), Some(Duration::from_secs(90)));
-    assert_eq!(c.server.busy_poll, Duration::from_micros(50));
+    assert_eq!(
+        c.server.busy_poll,
+        BusyPollSetting::Window(Duration::from_micros(50))
+    );
     assert_eq!(c.memory.max_bytes, 65_536);
     let d = &c.namespaces["default"];
     assert_eq!(d.flush_interval, Duration::from_millis(250));

@@ -54,14 +54,15 @@ pub fn run(args: ServeArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let runtime = match build_runtime() {
+    let workers = worker_threads();
+    let runtime = match build_runtime(workers) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("tiercache: cannot start the runtime: {e}");
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(serve(config, args.data_dir)) {
+    match runtime.block_on(serve(config, args.data_dir, workers)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(msg) => {
             eprintln!("tiercache: {msg}");
@@ -70,17 +71,23 @@ pub fn run(args: ServeArgs) -> ExitCode {
     }
 }
 
+/// How many worker threads the runtime gets: `TOKIO_WORKER_THREADS`, else
+/// one per CPU this process may run on.
+fn worker_threads() -> usize {
+    std::env::var("TOKIO_WORKER_THREADS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 /// The tokio runtime for the server. With one worker thread (confined to one
 /// CPU by `taskset -c 0` or a one-core container, or `TOKIO_WORKER_THREADS=1`)
 /// the single-threaded scheduler does the same work without the multi-thread
 /// scheduler's cross-thread queues and wake-ups (an A/B on a shared
 /// machine, memcached protocol, pipelined SETs: 1.08 against 1.20 µs of CPU
 /// per request).
-fn build_runtime() -> std::io::Result<tokio::runtime::Runtime> {
-    let workers = std::env::var("TOKIO_WORKER_THREADS")
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+fn build_runtime(workers: usize) -> std::io::Result<tokio::runtime::Runtime> {
     if workers == 1 {
         tracing::info!("one worker thread: single-threaded scheduler");
         tokio::runtime::Builder::new_current_thread()
@@ -154,7 +161,7 @@ fn resolve(addr: &ListenAddr) -> Result<Option<server::ListenAddr>, String> {
     }
 }
 
-async fn serve(config: Config, data_dir: PathBuf) -> Result<(), String> {
+async fn serve(config: Config, data_dir: PathBuf, workers: usize) -> Result<(), String> {
     // Installed first, so a SIGTERM during journal replay still means a
     // clean stop rather than the default action.
     let stop_signal =
@@ -185,9 +192,9 @@ async fn serve(config: Config, data_dir: PathBuf) -> Result<(), String> {
             (config.server.max_clients as usize).min(tokio::sync::Semaphore::MAX_PERMITS),
         ))),
         // One poller for both protocols: they share the thread.
-        busy_poll: (!config.server.busy_poll.is_zero()).then(|| {
-            tracing::info!(window = ?config.server.busy_poll, "busy polling after each request");
-            server::BusyPoll::start(config.server.busy_poll)
+        busy_poll: config.server.busy_poll.window(workers).map(|window| {
+            tracing::info!(?window, "busy polling after requests");
+            server::BusyPoll::start(window)
         }),
         ..Default::default()
     };
@@ -255,6 +262,12 @@ async fn serve(config: Config, data_dir: PathBuf) -> Result<(), String> {
                         "counter",
                         "Non-blocking polls of the sockets by busy polling ([server] busy_poll).",
                         poll.spins() as f64,
+                    );
+                    e.single(
+                        "tiercache_busy_poll_idle_seconds_total",
+                        "counter",
+                        "Time busy polling found nothing to do (at most the time spent serving).",
+                        poll.idle_polling().as_secs_f64(),
                     );
                 }
             }

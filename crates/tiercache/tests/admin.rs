@@ -156,5 +156,9 @@ fn busy_polling_is_counted_in_metrics() {
         metric(&body, "tiercache_busy_poll_spins_total ") > before,
         "{body}"
     );
+    // Polling for nothing is bounded by serving: far less than the
+    // seconds this test has run.
+    let idle = metric(&body, "tiercache_busy_poll_idle_seconds_total ");
+    assert!((0.0..1.0).contains(&idle), "{body}");
     assert!(server.sigterm(Duration::from_secs(10)).success());
 }

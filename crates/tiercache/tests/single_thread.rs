@@ -76,7 +76,7 @@ fn busy_polling_serves_both_protocols_and_sleeps_when_idle() {
         ONE_WORKER,
     );
     assert!(
-        server.log().contains("busy polling after each request"),
+        server.log().contains("busy polling after requests") && server.log().contains("200µs"),
         "log: {}",
         server.log()
     );
@@ -106,6 +106,34 @@ fn busy_polling_serves_both_protocols_and_sleeps_when_idle() {
         );
     }
     assert!(server.sigterm(Duration::from_secs(10)).success());
+}
+
+#[test]
+fn busy_polling_is_on_by_default_on_one_worker_thread_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let one = Server::start_with_env(&dir.path().join("one"), &[], ONE_WORKER);
+    assert!(
+        one.log().contains("busy polling after requests") && one.log().contains("10µs"),
+        "\"auto\" on one worker: log: {}",
+        one.log()
+    );
+    let mut c = one.client();
+    assert_eq!(c.call(&[b"SET", b"k", b"v"]), Reply::Simple("OK".into()));
+    assert!(one.sigterm(Duration::from_secs(10)).success());
+
+    let two = Server::start_with_env(
+        &dir.path().join("two"),
+        &[],
+        &[("TOKIO_WORKER_THREADS", "2")],
+    );
+    let mut c = two.client();
+    assert_eq!(c.call(&[b"SET", b"k", b"v"]), Reply::Simple("OK".into()));
+    assert!(
+        !two.log().contains("busy polling"),
+        "\"auto\" on two workers: log: {}",
+        two.log()
+    );
+    assert!(two.sigterm(Duration::from_secs(10)).success());
 }
 
 /// User plus system clock ticks of every thread of `pid` so far.
