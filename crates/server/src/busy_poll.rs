@@ -64,7 +64,8 @@ pub struct BusyPoll {
 impl BusyPoll {
     /// Starts the polling task on the current tokio runtime: after each
     /// request that came within `window` of the one before, the thread
-    /// keeps polling for up to `window`. The task ends when every other
+    /// keeps polling for up to `window`, as long as it has served at least
+    /// as long as it has polled for nothing. The task ends when every other
     /// handle is dropped while it polls; parked, it ends with the runtime.
     ///
     /// # Panics

@@ -20,7 +20,7 @@ use bytes::{Buf, BytesMut};
 use std::io;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use tiercache_engine::Engine;
+use tiercache_engine::{Engine, EngineError};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
 /// A RESP client connection over any byte stream (TCP, unix socket, test pipe).
@@ -83,9 +83,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
                     self.execute_batch(consumed).await
                 };
                 if let Some(e) = &error {
-                    // As Redis: reply, then close; the stream cannot be resynchronised.
-                    reply::error(&mut self.out, &format!("ERR {e}"));
-                    tracing::debug!(client = self.client.id, error = %e, "closing connection after protocol error");
+                    self.reply_protocol_error(e);
                 }
                 self.flush().await?;
                 if error.is_some() || flow == Flow::Close {
@@ -165,6 +163,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
         session.freeze_clock(); // one clock read per batch
         let mut flow = Flow::Continue;
         let mut executed = 0;
+        // Allocated only for a run of two or more (never unpipelined).
         let mut plain_sets: Vec<Args<'_>> = Vec::new();
         // Start the memory tier's loads for the whole batch's keys first
         // (the first argument of most commands): the misses overlap each
@@ -190,18 +189,15 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
                 Args::new(batch, &self.ranges[first..end])
             };
             // A run of plain SETs is written as one engine batch.
-            plain_sets.clear();
-            while i + plain_sets.len() < self.requests.len() {
-                let args = request(i + plain_sets.len());
-                if !cmd::set::is_plain(&args, &ctx) {
-                    break;
-                }
-                plain_sets.push(args);
-            }
-            if plain_sets.len() > 1 {
+            let run = (i..self.requests.len())
+                .take_while(|&j| cmd::set::is_plain(&request(j), &ctx))
+                .count();
+            if run > 1 {
+                plain_sets.clear();
+                plain_sets.extend((i..i + run).map(request));
                 cmd::set::run_plain_batch(&plain_sets, &mut ctx).await;
-                executed += plain_sets.len();
-                i += plain_sets.len();
+                executed += run;
+                i += run;
                 continue;
             }
             executed += 1;
@@ -216,14 +212,31 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
             .commands
             .fetch_add(executed as u64, Ordering::Relaxed);
         if let Err(e) = session.commit().await {
-            tracing::warn!(client = self.client.id, error = %e, "commit failed; replying with errors");
-            self.out.truncate(out_start);
-            let msg = engine_error_message(&e);
-            for _ in 0..executed {
-                reply::error(&mut self.out, &msg);
-            }
+            self.replace_replies_with(&e, out_start, executed);
         }
         flow
+    }
+
+    /// As Redis: an error reply, then the connection closes (the stream
+    /// cannot be resynchronised). Out of line: the request path never
+    /// runs it.
+    #[cold]
+    #[inline(never)]
+    fn reply_protocol_error(&mut self, e: &ProtocolError) {
+        reply::error(&mut self.out, &format!("ERR {e}"));
+        tracing::debug!(client = self.client.id, error = %e, "closing connection after protocol error");
+    }
+
+    /// The commit failed: every reply of the batch becomes the error.
+    #[cold]
+    #[inline(never)]
+    fn replace_replies_with(&mut self, e: &EngineError, out_start: usize, executed: usize) {
+        tracing::warn!(client = self.client.id, error = %e, "commit failed; replying with errors");
+        self.out.truncate(out_start);
+        let msg = engine_error_message(e);
+        for _ in 0..executed {
+            reply::error(&mut self.out, &msg);
+        }
     }
 
     /// Writes the output buffer in one go.

@@ -114,6 +114,17 @@ timeout = "1s"
         matches!(&reply, Reply::Error(e) if e.contains("redis")),
         "{reply:?}"
     );
+    // Write-through SETs pipelined into one batch (one engine write):
+    // each gets the store's error, and the connection stays.
+    c.send_raw(b"SET down:1 a\r\nSET down:2 b\r\n").unwrap();
+    for _ in 0..2 {
+        let reply = c.read().unwrap();
+        assert!(
+            matches!(&reply, Reply::Error(e) if e.starts_with("ERR store 'redis'")),
+            "{reply:?}"
+        );
+    }
+    assert_eq!(c.call(&[b"PING"]), Reply::Simple("PONG".into()));
     redis.restart();
     let mut r = Client::connect(redis.port());
     assert_eq!(
