@@ -94,9 +94,9 @@ pub enum BusyPollSetting {
 }
 
 impl BusyPollSetting {
-    /// The window `"auto"` uses. 5–50 µs windows measured alike against
-    /// `redis-benchmark` (BENCHMARKS.md, sessions 32–33); the shortest
-    /// of them costs the least CPU.
+    /// The window `"auto"` uses. Windows of 5 to 50 µs all gave most of
+    /// the gain against `redis-benchmark` (BENCHMARKS.md, sessions 32–33),
+    /// and the shorter a window, the less CPU a quiet spell can cost.
     pub const AUTO_WINDOW: Duration = Duration::from_micros(10);
 
     /// The window to poll for on a runtime with `workers` threads, `None`

@@ -363,8 +363,11 @@ pub(crate) fn validate(raw: RawConfig, file: &str, text: &str) -> Res<Config> {
     if let crate::model::BusyPollSetting::Window(w) = raw.server.busy_poll {
         if w > std::time::Duration::from_secs(1) {
             return Err(cx.err(
-            &[key("server"), key("busy_poll")],
-                "must be at most 1s (a window after each request, typically \"10us\"; \"auto\" is the default, \"off\" turns it off)",
+                &[key("server"), key("busy_poll")],
+                concat!(
+                    "must be at most 1s (a window after each request, typically \"10us\"; ",
+                    "\"auto\" is the default, \"off\" turns it off)"
+                ),
             ));
         }
     }

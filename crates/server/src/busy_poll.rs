@@ -12,7 +12,7 @@
 //! (which, being slower, is rarely idle long enough to sleep), and that
 //! is the difference in requests per second (BENCHMARKS.md, session 33).
 //!
-//! The price is CPU, bounded two ways (see [`Policy`]):
+//! The price is CPU, bounded two ways (`Policy`, below, decides):
 //! - A request that comes after more than `window` of quiet does not
 //!   start polling (polling would not have caught it either); the next
 //!   one within `window` does. So an idle server, or one whose requests
