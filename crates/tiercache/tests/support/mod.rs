@@ -48,6 +48,35 @@ impl Server {
         Self::launch_env(data_dir, extra, Some(free_port()), env)
     }
 
+    /// Starts with the memcached listener too and `extra` arguments, under
+    /// a soft limit of `bytes` on the size of any file it writes
+    /// (`RLIMIT_FSIZE`, set by util-linux's `prlimit`; the hard limit stays
+    /// unlimited so that [`Server::lift_file_size_limit`] can raise it).
+    /// Growing a file past it fails with `EFBIG`, as a full disk would fail
+    /// with `ENOSPC`; `SIGXFSZ`, which would kill the process, is ignored.
+    pub fn start_with_file_size_limit(data_dir: &Path, extra: &[&str], bytes: u64) -> Server {
+        let mut command = Command::new("sh");
+        command
+            .arg("-c")
+            .arg(r#"trap '' XFSZ; limit=$1; shift; exec prlimit --fsize="$limit:unlimited" -- "$0" "$@""#)
+            .arg(env!("CARGO_BIN_EXE_tiercache"))
+            .arg(bytes.to_string());
+        Self::launch_command(command, data_dir, extra, Some(free_port()), &[])
+    }
+
+    /// Lifts the limit set by [`Server::start_with_file_size_limit`].
+    pub fn lift_file_size_limit(&self) {
+        let status = Command::new("prlimit")
+            .args([
+                "--pid",
+                &self.child.id().to_string(),
+                "--fsize=unlimited:unlimited",
+            ])
+            .status()
+            .expect("prlimit runs");
+        assert!(status.success(), "prlimit could not lift the limit");
+    }
+
     /// The server's log (stderr) so far.
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.data_dir.with_extension(format!("{}.log", self.port)))
@@ -64,10 +93,23 @@ impl Server {
         memcache_port: Option<u16>,
         env: &[(&str, &str)],
     ) -> Server {
+        let command = Command::new(env!("CARGO_BIN_EXE_tiercache"));
+        Self::launch_command(command, data_dir, extra, memcache_port, env)
+    }
+
+    /// Runs `command` (the binary, or a wrapper that execs it with its
+    /// arguments) with `serve` and the listener arguments appended.
+    fn launch_command(
+        mut command: Command,
+        data_dir: &Path,
+        extra: &[&str],
+        memcache_port: Option<u16>,
+        env: &[(&str, &str)],
+    ) -> Server {
         let port = free_port();
         let memcache = memcache_port.map_or("off".to_string(), |p| format!("127.0.0.1:{p}"));
         let log = std::fs::File::create(data_dir.with_extension(format!("{port}.log"))).unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_tiercache"))
+        let child = command
             .args(["serve", "--data-dir"])
             .arg(data_dir)
             .args([
