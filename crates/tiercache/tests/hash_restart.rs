@@ -6,7 +6,7 @@
 mod support;
 
 use std::time::Duration;
-use support::{command, Reply, Server};
+use support::{Reply, Server};
 
 fn bulk(s: &str) -> Reply {
     Reply::Bulk(Some(s.as_bytes().to_vec()))
@@ -15,32 +15,29 @@ fn bulk(s: &str) -> Reply {
 /// Writes the hashes every test checks, and a string for contrast.
 fn write_hashes(server: &Server) {
     let mut client = server.client();
-    let mut bytes = command(&[
-        b"HSET", b"user:1", b"name", b"ada", b"lang", b"en", b"n", b"1",
+    let replies = client.pipeline(&[
+        &[
+            b"HSET", b"user:1", b"name", b"ada", b"lang", b"en", b"n", b"1",
+        ],
+        &[b"HINCRBY", b"user:1", b"n", b"41"],
+        &[b"HSET", b"user:1", b"name", b"Ada"],
+        &[b"HSET", b"gone", b"f", b"v"],
+        &[b"HDEL", b"gone", b"f"],
+        &[b"PEXPIRE", b"user:1", b"3600000"],
+        &[b"SET", b"plain", b"\xff\x74\x63\x02 looks like an envelope"],
     ]);
-    bytes.extend(command(&[b"HINCRBY", b"user:1", b"n", b"41"]));
-    bytes.extend(command(&[b"HSET", b"user:1", b"name", b"Ada"]));
-    bytes.extend(command(&[b"HSET", b"gone", b"f", b"v"]));
-    bytes.extend(command(&[b"HDEL", b"gone", b"f"]));
-    bytes.extend(command(&[b"PEXPIRE", b"user:1", b"3600000"]));
-    bytes.extend(command(&[
-        b"SET",
-        b"plain",
-        b"\xff\x74\x63\x02 looks like an envelope",
-    ]));
-    client.send_raw(&bytes).unwrap();
-    let want = [
-        Reply::Int(3),
-        Reply::Int(42),
-        Reply::Int(0),
-        Reply::Int(1),
-        Reply::Int(1),
-        Reply::Int(1),
-        Reply::Simple("OK".into()),
-    ];
-    for w in want {
-        assert_eq!(client.read().unwrap(), w);
-    }
+    assert_eq!(
+        replies,
+        [
+            Reply::Int(3),
+            Reply::Int(42),
+            Reply::Int(0),
+            Reply::Int(1),
+            Reply::Int(1),
+            Reply::Int(1),
+            Reply::Simple("OK".into()),
+        ]
+    );
 }
 
 fn check_hashes(server: &Server, how: &str) {

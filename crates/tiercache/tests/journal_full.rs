@@ -7,7 +7,7 @@
 
 mod support;
 
-use support::{Client, McText, Reply, Server};
+use support::{McText, Reply, Server};
 
 const CONFIG: &str = r#"
 [namespace.default]
@@ -42,13 +42,6 @@ fn journal_error(reply: &Reply) -> bool {
     matches!(reply, Reply::Error(e) if e.starts_with("ERR write-back journal") && e.contains("File too large"))
 }
 
-/// Sends `commands` in one write and reads their replies.
-fn pipeline(c: &mut Client, commands: &[&[&[u8]]]) -> Vec<Reply> {
-    let bytes: Vec<u8> = commands.iter().flat_map(|a| support::command(a)).collect();
-    c.send_raw(&bytes).unwrap();
-    commands.iter().map(|_| c.read().unwrap()).collect()
-}
-
 #[test]
 fn writes_that_cannot_be_journaled_are_refused_and_kept_once_there_is_room() {
     let dir = tempfile::tempdir().unwrap();
@@ -68,15 +61,12 @@ fn writes_that_cannot_be_journaled_are_refused_and_kept_once_there_is_room() {
     // It and every write after it are refused; the first SET is refused
     // too if it was read in the same batch (its commit is the batch's),
     // acknowledged if the server read it alone before the big value.
-    let replies = pipeline(
-        &mut c,
-        &[
-            &[b"SET", b"b", b"1"],
-            &[b"SET", b"big2", &big2],
-            &[b"SET", b"c", b"1"],
-            &[b"INCR", b"n"],
-        ],
-    );
+    let replies = c.pipeline(&[
+        &[b"SET", b"b", b"1"],
+        &[b"SET", b"big2", &big2],
+        &[b"SET", b"c", b"1"],
+        &[b"INCR", b"n"],
+    ]);
     assert!(
         replies[0] == Reply::Simple("OK".into()) || journal_error(&replies[0]),
         "{:?}",
@@ -90,10 +80,7 @@ fn writes_that_cannot_be_journaled_are_refused_and_kept_once_there_is_room() {
     // ...and later writes queue behind the held-back ones, refused too.
     // A batch whose commit fails answers nothing but the error, not even
     // for its reads.
-    let replies = pipeline(
-        &mut c,
-        &[&[b"SET", b"d", b"1"], &[b"GET", b"a"], &[b"INCR", b"n"]],
-    );
+    let replies = c.pipeline(&[&[b"SET", b"d", b"1"], &[b"GET", b"a"], &[b"INCR", b"n"]]);
     assert!(replies.iter().all(journal_error), "{replies:?}");
 
     mc.send(b"set m 5 0 1\r\nx\r\n").unwrap();

@@ -232,6 +232,13 @@ impl Client {
         self.read().unwrap()
     }
 
+    /// Sends `commands` in one write (a pipeline) and reads their replies.
+    pub fn pipeline(&mut self, commands: &[&[&[u8]]]) -> Vec<Reply> {
+        let bytes: Vec<u8> = commands.iter().flat_map(|args| command(args)).collect();
+        self.send_raw(&bytes).unwrap();
+        commands.iter().map(|_| self.read().unwrap()).collect()
+    }
+
     pub fn read(&mut self) -> std::io::Result<Reply> {
         let mut line = String::new();
         if self.reader.read_line(&mut line)? == 0 {
