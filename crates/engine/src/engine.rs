@@ -175,6 +175,9 @@ pub(crate) struct Core {
     key_filters: Vec<(Arc<dyn Store>, Arc<KeyFilter>)>,
     /// Misses the key filters answered without asking the stores.
     lookups_skipped: AtomicU64,
+    /// Who watches which key; every write reports to it.
+    pub(crate) watches: Arc<crate::watch::Registry>,
+    gate: crate::gate::Gate,
 }
 
 /// The tiered cache. Cheap to share behind an `Arc`; all methods take `&self`.
@@ -198,6 +201,18 @@ impl Engine {
     /// A session whose writes are made durable together by [`Session::commit`].
     pub fn session(&self) -> Session<'_> {
         Session::new(&self.core)
+    }
+
+    /// An empty [`Watch`](crate::Watch): add keys with
+    /// [`Session::watch_key`], then ask whether any changed.
+    pub fn watch(&self) -> crate::Watch {
+        crate::Watch::new(self.core.watches.clone())
+    }
+
+    /// The [`Gate`](crate::Gate) the front ends serving this engine pass
+    /// with each request batch, so that a transaction can run alone.
+    pub fn gate(&self) -> &crate::Gate {
+        &self.core.gate
     }
 
     /// Reads one key.

@@ -20,6 +20,10 @@
 //! - [`modify`]: [`Session::modify`], atomic read-modify-write of one key
 //!   (the primitive behind memcached's conditional commands), and
 //!   [`Session::compare_and_set`].
+//! - [`gate`]: [`Gate`], which front ends' request batches pass so that a
+//!   transaction can run alone.
+//! - `watch`: [`Watch`], which keys changed since a client began watching
+//!   them (Redis `WATCH`).
 //! - [`testing`]: in-memory and deliberately failing stores for tests.
 //!
 //! # Example
@@ -48,6 +52,7 @@
 pub mod engine;
 pub mod entry;
 pub mod error;
+pub mod gate;
 pub mod journal;
 mod keyfilter;
 mod keyvalue;
@@ -57,6 +62,7 @@ pub mod modify;
 pub mod namespace;
 pub mod store;
 pub mod testing;
+mod watch;
 mod writeback;
 
 pub use engine::{
@@ -65,9 +71,11 @@ pub use engine::{
 };
 pub use entry::{now_ms, parse_i64, Entry, ValueKind};
 pub use error::{EngineError, Result};
+pub use gate::{ExclusivePass, Gate, GateSeat};
 pub use journal::{FsyncPolicy, WriteBackJournal};
 pub use keyvalue::copy_key_value;
 pub use memory::{Admission, Cleaned, DirtyPut, MemoryTier};
 pub use modify::{CasOutcome, Change, Modified};
 pub use namespace::{NamespaceConfig, WriteMode};
 pub use store::{KeyStats, Mutation, Store, StoreError};
+pub use watch::Watch;

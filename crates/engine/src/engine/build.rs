@@ -139,6 +139,8 @@ impl EngineBuilder {
             backpressure_wait: self.backpressure_wait,
             key_filters: wrapped_stores.into_iter().map(|(_, w, f)| (w, f)).collect(),
             lookups_skipped: AtomicU64::new(0),
+            watches: Arc::default(),
+            gate: Default::default(),
         });
         let (stop, _) = tokio::sync::watch::channel(false);
         let tasks = spawn_background(&core, &stop);

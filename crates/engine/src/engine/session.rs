@@ -239,6 +239,21 @@ impl<'a> Session<'a> {
         // Each write-back queue dropped its dirty entries; one left is a
         // write that came after its namespace was cleared.
         core.l1.clear_clean();
+        core.watches.touch_all_live();
+        Ok(())
+    }
+
+    /// Adds `key` to `watch` (see [`Watch`](crate::Watch)): from now on,
+    /// any write of it, or its expiry, marks the watch as touched.
+    pub async fn watch_key(&mut self, watch: &mut crate::Watch, key: &[u8]) -> Result<()> {
+        if !watch.add(key) {
+            return Ok(());
+        }
+        // Live or not (an expired key is not live: it cannot expire again,
+        // and a flush does not change it).
+        if let Some(e) = self.get(key).await? {
+            watch.set_live(key, e.expires_at);
+        }
         Ok(())
     }
 

@@ -99,6 +99,7 @@ impl Core {
         if self.closing.load(Ordering::Relaxed) {
             return Err(EngineError::ShuttingDown);
         }
+        self.watches.touch(&key);
         let idx = self.router.route(&key);
         let ns = &self.namespaces[idx];
         if ns.cfg.stores.is_empty() {
@@ -128,6 +129,11 @@ impl Core {
     ) -> Result<()> {
         if self.closing.load(Ordering::Relaxed) {
             return Err(EngineError::ShuttingDown);
+        }
+        if self.watches.any() {
+            for (key, _) in &ops {
+                self.watches.touch_watched(key);
+            }
         }
         // Almost every call touches one namespace: group without a map (or
         // any allocation) then.

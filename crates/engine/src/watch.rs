@@ -1,0 +1,289 @@
+//! Key watches: optimistic concurrency for a front end's transactions
+//! (Redis `WATCH` … `EXEC`). A [`Watch`] learns whether any key it watches
+//! was written, deleted, flushed or has expired since it began watching
+//! it. It does not say what changed and it locks nothing: the front end
+//! checks it just before running its transaction, and runs nothing if it
+//! was touched.
+//!
+//! Every engine write reports the keys it changes to the [`Registry`]
+//! (`Core::write_stamped_one`, `Core::write_stamped`, and
+//! `Session::flush_all` for every key). With nothing watched that report is
+//! one atomic load, so a server whose clients never `WATCH` pays nothing
+//! more per write.
+//!
+//! Not here: transactions themselves (queueing, `EXEC`'s isolation from
+//! other clients), which belong to the protocol server.
+
+use crate::entry::now_ms;
+use bytes::Bytes;
+use parking_lot::Mutex;
+use smallvec::SmallVec;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// Who watches which key, shared by the engine's write paths and every
+/// [`Watch`].
+#[derive(Default)]
+pub(crate) struct Registry {
+    /// Number of (key, watch) pairs registered: zero lets writes skip the
+    /// map's lock.
+    watched: AtomicUsize,
+    map: Mutex<HashMap<Bytes, SmallVec<[Watcher; 1]>, ahash::RandomState>>,
+}
+
+struct Watcher {
+    state: Arc<WatchState>,
+    /// The key was live when the watch began: a `FLUSHALL` changes it. (A
+    /// key absent then, or already expired, is not changed by a flush.)
+    live: bool,
+}
+
+#[derive(Default)]
+struct WatchState {
+    touched: AtomicBool,
+}
+
+impl Registry {
+    /// A write changed `key`.
+    #[inline]
+    pub(crate) fn touch(&self, key: &[u8]) {
+        if self.any() {
+            self.touch_watched(key);
+        }
+    }
+
+    /// True when some key is watched (else a write need not report).
+    #[inline]
+    pub(crate) fn any(&self) -> bool {
+        self.watched.load(Ordering::Acquire) != 0
+    }
+
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn touch_watched(&self, key: &[u8]) {
+        if let Some(watchers) = self.map.lock().get(key) {
+            for w in watchers {
+                w.state.touched.store(true, Ordering::Release);
+            }
+        }
+    }
+
+    /// Every key was removed (`FLUSHALL`): touches the watches of keys
+    /// that were live when watched.
+    pub(crate) fn touch_all_live(&self) {
+        if !self.any() {
+            return;
+        }
+        for watchers in self.map.lock().values() {
+            for w in watchers.iter().filter(|w| w.live) {
+                w.state.touched.store(true, Ordering::Release);
+            }
+        }
+    }
+
+    fn register(&self, key: Bytes, state: &Arc<WatchState>) {
+        let mut map = self.map.lock();
+        map.entry(key).or_default().push(Watcher {
+            state: state.clone(),
+            live: false,
+        });
+        self.watched.fetch_add(1, Ordering::Release);
+    }
+
+    fn mark_live(&self, key: &[u8], state: &Arc<WatchState>) {
+        if let Some(watchers) = self.map.lock().get_mut(key) {
+            for w in watchers.iter_mut() {
+                if Arc::ptr_eq(&w.state, state) {
+                    w.live = true;
+                }
+            }
+        }
+    }
+
+    fn unregister(&self, key: &[u8], state: &Arc<WatchState>) {
+        let mut map = self.map.lock();
+        let Some(watchers) = map.get_mut(key) else {
+            return;
+        };
+        let before = watchers.len();
+        watchers.retain(|w| !Arc::ptr_eq(&w.state, state));
+        let removed = before - watchers.len();
+        if watchers.is_empty() {
+            map.remove(key);
+        }
+        self.watched.fetch_sub(removed, Ordering::Release);
+    }
+}
+
+/// One client's watched keys (see the module docs). Made by
+/// [`Engine::watch`](crate::Engine::watch), filled by
+/// [`Session::watch_key`](crate::Session::watch_key); unregisters its keys
+/// when cleared or dropped.
+///
+/// ```
+/// # use tiercache_engine::Engine;
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// # let dir = tempfile::tempdir().unwrap();
+/// let engine = Engine::builder(dir.path()).build().await.unwrap();
+/// let mut watch = engine.watch();
+/// let mut s = engine.session();
+/// s.watch_key(&mut watch, b"balance").await.unwrap();
+/// assert!(!watch.is_touched());
+/// s.set("balance".into(), "10".into(), Default::default()).await.unwrap();
+/// assert!(watch.is_touched()); // a transaction would not run now
+/// watch.clear();
+/// assert!(!watch.is_touched());
+/// # s.commit().await.unwrap();
+/// # engine.shutdown().await.unwrap();
+/// # });
+/// ```
+pub struct Watch {
+    registry: Arc<Registry>,
+    state: Arc<WatchState>,
+    keys: Vec<WatchedKey>,
+}
+
+struct WatchedKey {
+    key: Bytes,
+    /// When the key, live when watched, expires: it changes then.
+    expires_at: Option<u64>,
+}
+
+impl Watch {
+    pub(crate) fn new(registry: Arc<Registry>) -> Self {
+        Watch {
+            registry,
+            state: Arc::default(),
+            keys: Vec::new(),
+        }
+    }
+
+    /// True when a watched key changed since it was watched: written,
+    /// deleted, flushed, or expired.
+    pub fn is_touched(&self) -> bool {
+        if self.state.touched.load(Ordering::Acquire) {
+            return true;
+        }
+        let now = now_ms();
+        self.keys
+            .iter()
+            .any(|k| k.expires_at.is_some_and(|t| t <= now))
+    }
+
+    /// True when no key is watched.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// Stops watching every key and forgets any change seen (`UNWATCH`).
+    pub fn clear(&mut self) {
+        for k in self.keys.drain(..) {
+            self.registry.unregister(&k.key, &self.state);
+        }
+        self.state.touched.store(false, Ordering::Release);
+    }
+
+    /// Starts watching `key` (no-op when watched already). Returns false
+    /// when it was watched already.
+    pub(crate) fn add(&mut self, key: &[u8]) -> bool {
+        if self.keys.iter().any(|k| k.key == key) {
+            return false;
+        }
+        let key = Bytes::copy_from_slice(key);
+        // Registered before the caller reads the key: a write between the
+        // two is seen (as a change), never missed.
+        self.registry.register(key.clone(), &self.state);
+        self.keys.push(WatchedKey {
+            key,
+            expires_at: None,
+        });
+        true
+    }
+
+    /// What the key held when watched: live, and until when.
+    pub(crate) fn set_live(&mut self, key: &[u8], expires_at: Option<u64>) {
+        self.registry.mark_live(key, &self.state);
+        if let Some(k) = self.keys.iter_mut().find(|k| k.key == key) {
+            k.expires_at = expires_at;
+        }
+    }
+}
+
+impl std::fmt::Debug for Watch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Watch")
+            .field("keys", &self.keys.len())
+            .field("touched", &self.state.touched.load(Ordering::Relaxed))
+            .finish()
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        self.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn watch(reg: &Arc<Registry>, keys: &[&[u8]]) -> Watch {
+        let mut w = Watch::new(reg.clone());
+        for k in keys {
+            w.add(k);
+        }
+        w
+    }
+
+    #[test]
+    fn a_write_touches_only_the_watches_of_its_key() {
+        let reg = Arc::new(Registry::default());
+        let a = watch(&reg, &[b"x", b"y"]);
+        let b = watch(&reg, &[b"z"]);
+        reg.touch(b"y");
+        assert!(a.is_touched());
+        assert!(!b.is_touched());
+        reg.touch(b"unwatched");
+        assert!(!b.is_touched());
+    }
+
+    #[test]
+    fn clearing_and_dropping_unregister_every_key() {
+        let reg = Arc::new(Registry::default());
+        let mut a = watch(&reg, &[b"x", b"y", b"x"]);
+        let b = watch(&reg, &[b"x"]);
+        assert_eq!(reg.watched.load(Ordering::Relaxed), 3);
+        a.clear();
+        assert!(a.is_empty());
+        assert_eq!(reg.watched.load(Ordering::Relaxed), 1);
+        reg.touch(b"x");
+        assert!(!a.is_touched(), "a cleared watch sees no change");
+        assert!(b.is_touched());
+        drop(b);
+        assert_eq!(reg.watched.load(Ordering::Relaxed), 0);
+        assert!(reg.map.lock().is_empty());
+    }
+
+    #[test]
+    fn a_flush_touches_only_keys_live_when_watched() {
+        let reg = Arc::new(Registry::default());
+        let mut live = watch(&reg, &[b"x"]);
+        live.set_live(b"x", None);
+        let absent = watch(&reg, &[b"x"]);
+        reg.touch_all_live();
+        assert!(live.is_touched());
+        assert!(!absent.is_touched());
+    }
+
+    #[test]
+    fn a_live_key_that_expires_counts_as_changed() {
+        let reg = Arc::new(Registry::default());
+        let mut w = watch(&reg, &[b"x", b"y"]);
+        w.set_live(b"y", Some(now_ms() + 60_000));
+        assert!(!w.is_touched());
+        w.set_live(b"x", Some(now_ms() - 1));
+        assert!(w.is_touched());
+    }
+}
