@@ -161,6 +161,16 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
         );
         let mut session = self.engine.session();
         session.freeze_clock(); // one clock read per batch
+
+        // Into the engine's gate for the commands (left before the commit:
+        // a transaction of another client waits for this batch's commands,
+        // not for its journal sync).
+        if !self.engine.gate().try_enter(&mut self.client.seat) {
+            self.engine
+                .gate()
+                .enter_after_exclusive(&mut self.client.seat)
+                .await;
+        }
         let mut flow = Flow::Continue;
         let mut executed = 0;
         // Allocated only for a run of two or more (never unpipelined).
@@ -207,6 +217,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
                 break;
             }
         }
+        self.engine.gate().leave(&mut self.client.seat);
         self.read_buf.advance(consumed);
         self.server
             .commands
@@ -256,6 +267,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
 
 impl<S> Drop for RespConnection<S> {
     fn drop(&mut self) {
+        // Dropped half-way through a batch (its task aborted): out of the
+        // gate, or no transaction could ever run again.
+        self.engine.gate().leave(&mut self.client.seat);
         self.server.unregister(self.client.id);
     }
 }

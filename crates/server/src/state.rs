@@ -4,7 +4,7 @@ use crate::config::ServerConfig;
 use crate::resp::Proto;
 use bytes::Bytes;
 use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
@@ -202,6 +202,8 @@ pub struct ClientInfo {
     pub resp: AtomicU64,
     /// `CLIENT NO-EVICT` (accepted; connections are never evicted here).
     pub no_evict: AtomicBool,
+    /// Commands queued since `MULTI`, -1 outside a transaction (`multi=`).
+    pub multi: AtomicI64,
     /// The last command run, as its position in the command table plus
     /// one (0: none yet), for `CLIENT LIST`'s `cmd=`.
     last_command: AtomicU32,
@@ -231,6 +233,7 @@ impl ClientInfo {
             last_active_ms: AtomicU64::new(0),
             resp: AtomicU64::new(2),
             no_evict: AtomicBool::new(false),
+            multi: AtomicI64::new(-1),
             last_command: AtomicU32::new(0),
             names: Mutex::new(ClientNames::default()),
         }
@@ -261,6 +264,17 @@ impl ClientInfo {
         f(&mut self.names.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
+    /// `flags=`: in Redis's order, the ones that apply here.
+    fn flags(&self) -> &'static str {
+        let multi = self.multi.load(Ordering::Relaxed) >= 0;
+        match (multi, self.no_evict.load(Ordering::Relaxed)) {
+            (true, true) => "xe",
+            (true, false) => "x",
+            (false, true) => "e",
+            (false, false) => "N",
+        }
+    }
+
     /// One `CLIENT LIST` line (with its trailing newline), in Redis 7's
     /// field order. Fields that have no meaning here (buffers, memory) are
     /// reported as zero.
@@ -277,14 +291,15 @@ impl ClientInfo {
             .saturating_sub(self.last_active_ms.load(Ordering::Relaxed) as u128)
             / 1000;
         format!(
-            "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db=0 sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}\n",
+            "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db=0 sub=0 psub=0 ssub=0 multi={} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}\n",
             self.id,
             self.addr,
             self.laddr,
             text(&names.name),
             age.as_secs(),
             idle,
-            if self.no_evict.load(Ordering::Relaxed) { "e" } else { "N" },
+            self.flags(),
+            self.multi.load(Ordering::Relaxed),
             cmd,
             self.resp.load(Ordering::Relaxed),
             text(&names.lib_name),
@@ -304,6 +319,13 @@ pub struct ClientState {
     pub authenticated: bool,
     /// What `CLIENT LIST` shows of this connection.
     pub info: Arc<ClientInfo>,
+    /// This connection's place at the engine's
+    /// [`Gate`](tiercache_engine::Gate).
+    pub seat: tiercache_engine::GateSeat,
+    /// The transaction being queued, between `MULTI` and `EXEC`.
+    pub tx: Option<Box<crate::cmd::multi::Transaction>>,
+    /// The keys `WATCH`ed for the next `EXEC`.
+    pub watch: Option<tiercache_engine::Watch>,
 }
 
 impl ClientState {
@@ -315,6 +337,25 @@ impl ClientState {
             proto: Proto::Resp2,
             authenticated: !server.auth_required(),
             info: Arc::new(ClientInfo::new(id, addr, laddr)),
+            seat: tiercache_engine::GateSeat::new(id),
+            tx: None,
+            watch: None,
+        }
+    }
+
+    /// A command failed to queue: the transaction, if any, will not run.
+    pub fn flag_transaction(&mut self) {
+        if let Some(tx) = &mut self.tx {
+            tx.abort();
+        }
+    }
+
+    /// Ends any transaction and watch (`DISCARD`, `EXEC`, `RESET`).
+    pub fn end_transaction(&mut self) {
+        self.tx = None;
+        self.info.multi.store(-1, Ordering::Relaxed);
+        if let Some(w) = &mut self.watch {
+            w.clear();
         }
     }
 

@@ -24,7 +24,9 @@ mod common;
 mod diff_script;
 
 use common::{encode, Client, Reply, TestServer};
-use diff_script::{auth_script, hash_script, strings_script, words, Check, Step};
+use diff_script::{
+    auth_script, hash_script, strings_script, transactions_script, words, Check, Step,
+};
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -252,6 +254,19 @@ async fn hashes_match_redis() {
     };
     let ours = TestServer::start().await;
     let script = hash_script();
+    let mut diffs = run(&script, redis.addr(), ours.addr, false).await;
+    diffs.extend(run(&script, redis.addr(), ours.addr, true).await);
+    report(diffs);
+    ours.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transactions_match_redis() {
+    let Some(redis) = RedisServer::start(&["--databases", "1"]) else {
+        return;
+    };
+    let ours = TestServer::start().await;
+    let script = transactions_script();
     let mut diffs = run(&script, redis.addr(), ours.addr, false).await;
     diffs.extend(run(&script, redis.addr(), ours.addr, true).await);
     report(diffs);

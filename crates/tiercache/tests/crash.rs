@@ -1,5 +1,6 @@
 //! Durability of the real server: SIGKILL mid-load loses no acknowledged
-//! write; SIGTERM flushes everything to SQLite and exits 0.
+//! write (nor an acknowledged transaction); SIGTERM flushes everything to
+//! SQLite and exits 0.
 
 mod support;
 
@@ -181,4 +182,57 @@ fn a_second_server_on_the_same_data_directory_refuses_to_start() {
         Reply::Simple("OK".into())
     );
     assert_eq!(first.sigterm(Duration::from_secs(60)).code(), Some(0));
+}
+
+#[test]
+fn an_acknowledged_transaction_survives_sigkill() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let server = Server::start(&data);
+    let mut client = server.client();
+    // One request per batch: the writes are made by the batch holding EXEC.
+    assert_eq!(
+        client.call(&[b"SET", b"n", b"41"]),
+        Reply::Simple("OK".into())
+    );
+    assert_eq!(client.call(&[b"MULTI"]), Reply::Simple("OK".into()));
+    for args in [
+        &[&b"INCR"[..], b"n"][..],
+        &[b"SET", b"tx", b"done"],
+        &[b"HSET", b"h", b"f", b"v"],
+        &[b"DEL", b"gone"],
+    ] {
+        assert_eq!(client.call(args), Reply::Simple("QUEUED".into()));
+    }
+    assert_eq!(
+        client.call(&[b"EXEC"]),
+        Reply::Array(Some(vec![
+            Reply::Int(42),
+            Reply::Simple("OK".into()),
+            Reply::Int(1),
+            Reply::Int(0),
+        ]))
+    );
+    // Queued and never run: not written.
+    assert_eq!(client.call(&[b"MULTI"]), Reply::Simple("OK".into()));
+    assert_eq!(
+        client.call(&[b"SET", b"discarded", b"x"]),
+        Reply::Simple("QUEUED".into())
+    );
+    server.kill9();
+    let server = Server::start(&data);
+    let mut client = server.client();
+    assert_eq!(
+        client.call(&[b"MGET", b"n", b"tx", b"discarded"]),
+        Reply::Array(Some(vec![
+            Reply::Bulk(Some(b"42".to_vec())),
+            Reply::Bulk(Some(b"done".to_vec())),
+            Reply::Bulk(None),
+        ]))
+    );
+    assert_eq!(
+        client.call(&[b"HGET", b"h", b"f"]),
+        Reply::Bulk(Some(b"v".to_vec()))
+    );
+    assert!(server.sigterm(Duration::from_secs(10)).success());
 }

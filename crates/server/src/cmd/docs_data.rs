@@ -142,6 +142,12 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
             ]),
         ])),
     ])),
+    ("discard", M(&[
+        ("summary", S("Discard all commands issued after MULTI")),
+        ("since", S("2.0.0")),
+        ("group", S("transactions")),
+        ("complexity", S("O(N), when N is the number of queued commands")),
+    ])),
     ("echo", M(&[
         ("summary", S("Echo the given string")),
         ("since", S("1.0.0")),
@@ -153,6 +159,12 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
                 ("type", S("string")),
             ]),
         ])),
+    ])),
+    ("exec", M(&[
+        ("summary", S("Execute all commands issued after MULTI")),
+        ("since", S("1.2.0")),
+        ("group", S("transactions")),
+        ("complexity", S("Depends on commands in the transaction")),
     ])),
     ("exists", M(&[
         ("summary", S("Determine if a key exists")),
@@ -1062,6 +1074,12 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
             ]),
         ])),
     ])),
+    ("multi", M(&[
+        ("summary", S("Mark the start of a transaction block")),
+        ("since", S("1.2.0")),
+        ("group", S("transactions")),
+        ("complexity", S("O(1)")),
+    ])),
     ("object", M(&[
         ("summary", S("A container for object introspection commands")),
         ("since", S("2.2.3")),
@@ -1598,6 +1616,26 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
         ("since", S("4.0.0")),
         ("group", S("generic")),
         ("complexity", S("O(1) for each key removed regardless of its size. Then the command does O(N) work in a different thread in order to reclaim memory, where N is the number of allocations the deleted objects where composed of.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+                ("flags", T(&[P("multiple")])),
+            ]),
+        ])),
+    ])),
+    ("unwatch", M(&[
+        ("summary", S("Forget about all watched keys")),
+        ("since", S("2.2.0")),
+        ("group", S("transactions")),
+        ("complexity", S("O(1)")),
+    ])),
+    ("watch", M(&[
+        ("summary", S("Watch the given keys to determine execution of the MULTI/EXEC block")),
+        ("since", S("2.2.0")),
+        ("group", S("transactions")),
+        ("complexity", S("O(1) for every key.")),
         ("arguments", A(&[
             M(&[
                 ("name", S("key")),

@@ -42,6 +42,7 @@ mod lcs;
 mod memory;
 mod mget;
 mod mset;
+pub mod multi;
 mod object;
 mod persist;
 mod ping;
@@ -316,6 +317,11 @@ enum Cmd {
     HIncrByFloat,
     HRandField,
     HScan,
+    Multi,
+    Exec,
+    Discard,
+    Watch,
+    Unwatch,
 }
 
 /// A command's name, arity and key positions, as `COMMAND` reports them.
@@ -375,6 +381,8 @@ const NOAUTH_FLAGS: &[&str] = &[
     "no_auth",
     "allow_busy",
 ];
+const TX_FAST: &[&str] = &["noscript", "loading", "stale", "fast", "allow_busy"];
+const TX_EXEC: &[&str] = &["noscript", "loading", "stale", "skip_slowlog"];
 const NOKEYS: (i32, i32, i32) = (0, 0, 0);
 const KEY1: (i32, i32, i32) = (1, 1, 1);
 const ALLKEYS: (i32, i32, i32) = (1, -1, 1);
@@ -466,6 +474,11 @@ pub static COMMANDS: &[CommandSpec] = &[
     spec("hincrbyfloat", Cmd::HIncrByFloat, 4, WF, KEY1),
     spec("hrandfield", Cmd::HRandField, -2, RS, KEY1),
     spec("hscan", Cmd::HScan, -3, RS, KEY1),
+    spec("multi", Cmd::Multi, 1, TX_FAST, NOKEYS),
+    spec("exec", Cmd::Exec, 1, TX_EXEC, NOKEYS),
+    spec("discard", Cmd::Discard, 1, TX_FAST, NOKEYS),
+    spec("watch", Cmd::Watch, -2, TX_FAST, ALLKEYS),
+    spec("unwatch", Cmd::Unwatch, 1, TX_FAST, NOKEYS),
 ];
 
 /// The spec of a command name, ignoring case.
@@ -483,27 +496,28 @@ pub fn lookup_index(name: &[u8]) -> Option<usize> {
 /// Runs one request and appends its reply to `ctx.out`.
 pub async fn execute(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     let Some(index) = lookup_index(args.get(0)) else {
-        reply::error(ctx.out, &unknown_command(args));
+        reject(ctx, None, &unknown_command(args));
         return Flow::Continue;
     };
     let spec = &COMMANDS[index];
     ctx.client.info.set_last_command(index);
     let n = args.len() as i32;
     if (spec.arity > 0 && n != spec.arity) || n < -spec.arity {
-        reply::error(ctx.out, &arity_error(spec.name));
+        reject(ctx, Some(spec), &arity_error(spec.name));
         return Flow::Continue;
     }
     if !ctx.client.authenticated && !spec.no_auth() {
-        reply::error(ctx.out, NOAUTH);
+        reject(ctx, Some(spec), NOAUTH);
         return Flow::Continue;
     }
     if let Some(len) = oversized_key(spec, args, ctx.server.config.limits.max_key_len) {
         let max = ctx.server.config.limits.max_key_len;
-        reply::error(
-            ctx.out,
-            &format!("ERR key too long ({len} bytes, the limit is {max})"),
-        );
+        let msg = format!("ERR key too long ({len} bytes, the limit is {max})");
+        reject(ctx, Some(spec), &msg);
         return Flow::Continue;
+    }
+    if ctx.client.tx.is_some() && !multi::runs_in_multi(spec.name) {
+        return multi::queue(args, ctx);
     }
     match spec.cmd {
         Cmd::Ping => ping::run(args, ctx).await,
@@ -582,6 +596,30 @@ pub async fn execute(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Cmd::HStrLen => hash::read::hstrlen(args, ctx).await,
         Cmd::HRandField => hash::sample::hrandfield(args, ctx).await,
         Cmd::HScan => hash::sample::hscan(args, ctx).await,
+        Cmd::Multi => multi::multi(args, ctx).await,
+        Cmd::Exec => multi::exec(args, ctx).await,
+        Cmd::Discard => multi::discard(args, ctx).await,
+        Cmd::Watch => multi::watch(args, ctx).await,
+        Cmd::Unwatch => multi::unwatch(args, ctx).await,
+    }
+}
+
+/// Answers a request refused at dispatch. Inside `MULTI` the refusal
+/// makes `EXEC` fail; a refused `EXEC` itself discards the transaction,
+/// in Redis's words.
+#[cold]
+#[inline(never)]
+fn reject(ctx: &mut Ctx<'_, '_>, spec: Option<&CommandSpec>, msg: &str) {
+    if spec.is_some_and(|s| s.cmd == Cmd::Exec) {
+        ctx.client.end_transaction();
+        let why = msg.strip_prefix("ERR ").unwrap_or(msg);
+        reply::error(
+            ctx.out,
+            &format!("EXECABORT Transaction discarded because of: {why}"),
+        );
+    } else {
+        reply::error(ctx.out, msg);
+        ctx.client.flag_transaction();
     }
 }
 

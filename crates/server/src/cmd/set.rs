@@ -188,6 +188,7 @@ pub fn is_plain(args: &Args<'_>, ctx: &Ctx<'_, '_>) -> bool {
     args.len() == 3
         && args.is(0, "set")
         && ctx.client.authenticated
+        && ctx.client.tx.is_none()
         && args.get(1).len() <= ctx.server.config.limits.max_key_len
 }
 

@@ -16,7 +16,7 @@ use bytes::{Buf, BytesMut};
 use std::io;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use tiercache_engine::{Engine, EngineError};
+use tiercache_engine::{Engine, EngineError, GateSeat};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
 /// One request of the batch: its slice of the flattened token ranges.
@@ -49,6 +49,10 @@ pub struct McConnection<S> {
     requests: Vec<Slot>,
     engine: Arc<Engine>,
     server: Arc<ServerState>,
+    /// This connection's place at the engine's gate (see
+    /// `tiercache_engine::gate`): a RESP transaction runs with no memcached
+    /// request in between either.
+    seat: GateSeat,
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin + Send> McConnection<S> {
@@ -62,6 +66,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> McConnection<S> {
             tokens: Vec::new(),
             requests: Vec::new(),
             engine,
+            // Any number that differs between connections spreads them
+            // over the gate's slots.
+            seat: GateSeat::new(server.connections_received.load(Ordering::Relaxed)),
             server,
         }
     }
@@ -152,6 +159,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> McConnection<S> {
         let out_start = self.out.len();
         let mut session = self.engine.session();
         session.freeze_clock(); // one clock read per batch
+        if !self.engine.gate().try_enter(&mut self.seat) {
+            self.engine
+                .gate()
+                .enter_after_exclusive(&mut self.seat)
+                .await;
+        }
         let mut flow = Flow::Continue;
         let mut executed = 0;
         let request = |slot: &Slot| {
@@ -199,6 +212,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> McConnection<S> {
                 break;
             }
         }
+        self.engine.gate().leave(&mut self.seat);
         self.read_buf.advance(consumed);
         self.server
             .commands
@@ -272,5 +286,13 @@ fn shift(parsed: Parsed, offset: usize) -> Parsed {
             data: shift(data),
         },
         other => other,
+    }
+}
+
+impl<S> Drop for McConnection<S> {
+    fn drop(&mut self) {
+        // Dropped half-way through a batch (its task aborted): out of the
+        // gate, or no transaction could ever run again.
+        self.engine.gate().leave(&mut self.seat);
     }
 }

@@ -6,7 +6,7 @@ use super::{expiry_from_exptime, Ctx, Req};
 use bytes::Bytes;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
-use tiercache_engine::now_ms;
+use tiercache_engine::{now_ms, GateSeat};
 
 /// What `version` says: a memcached 1.6 protocol level (clients check it
 /// for meta-command support), then who is really answering.
@@ -87,7 +87,12 @@ pub async fn flush_all(req: &Req<'_>, ctx: &mut Ctx<'_, '_>) {
                 return; // a later flush_all replaced this one
             }
             let mut s = engine.session();
-            let r = match s.flush_all().await {
+            // A request like any other: not in the middle of a transaction.
+            let mut seat = GateSeat::new(0);
+            engine.gate().enter(&mut seat).await;
+            let flushed = s.flush_all().await;
+            engine.gate().leave(&mut seat);
+            let r = match flushed {
                 Ok(()) => s.commit().await,
                 Err(e) => Err(e),
             };

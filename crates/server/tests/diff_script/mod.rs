@@ -4,7 +4,9 @@
 #![allow(dead_code)]
 
 mod hash;
+mod multi;
 pub use hash::hash_script;
+pub use multi::transactions_script;
 
 /// How two replies are compared.
 #[derive(Clone, Copy, Debug)]
@@ -674,6 +676,9 @@ pub fn auth_script() -> Vec<Step> {
     vec![
         c("GET k"),
         c("PING"),
+        // Refused before AUTH: EXEC in Redis's EXECABORT words.
+        c("EXEC"),
+        c("MULTI"),
         c("NOSUCH x"),
         c("GET"),
         c("CLIENT SETNAME x"),

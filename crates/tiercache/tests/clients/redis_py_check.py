@@ -98,6 +98,37 @@ for proto in (2, 3):
     assert r.object("encoding", "user:1") == "embstr"
     r.set("num", 12345)
     assert r.object("encoding", "num") == "int"
+    # Transactions: redis-py's default pipeline is MULTI ... EXEC.
+    pipe = r.pipeline()
+    pipe.set("tx:n", 1).incr("tx:n").hset("tx:h", "f", "v").get("tx:n")
+    assert pipe.execute() == [True, 2, 1, "2"]
+    # Optimistic locking: another connection's write between WATCH and
+    # EXEC makes EXEC run nothing (WatchError) ...
+    other = redis.Redis(port=port, password=password, protocol=proto, decode_responses=True)
+    r.set("tx:balance", 10)
+    with r.pipeline() as p:
+        p.watch("tx:balance")
+        other.incr("tx:balance")
+        p.multi()
+        p.decr("tx:balance")
+        expect_error(p.execute, redis.exceptions.WatchError, "")
+    assert r.get("tx:balance") == "11"
+    other.close()
+
+    # ... and the check-and-set helper retries until it goes through.
+    def spend(p):
+        balance = int(p.get("tx:balance"))
+        p.multi()
+        p.set("tx:balance", balance - 1)
+
+    r.transaction(spend, "tx:balance")
+    assert r.get("tx:balance") == "10"
+    # A queueing error discards the transaction.
+    pipe = r.pipeline()
+    pipe.set("tx:never", 1).execute_command("NOSUCHCOMMAND")
+    expect_error(pipe.execute, redis.exceptions.ResponseError, "unknown command")
+    assert r.exists("tx:never") == 0
+    r.delete("tx:n", "tx:h", "tx:balance")
     # Introspection.
     info = r.info()
     assert info["redis_version"].startswith("7."), info
