@@ -141,13 +141,10 @@ impl Registry {
 pub struct Watch {
     registry: Arc<Registry>,
     state: Arc<WatchState>,
-    keys: Vec<WatchedKey>,
-}
-
-struct WatchedKey {
-    key: Bytes,
-    /// When the key, live when watched, expires: it changes then.
-    expires_at: Option<u64>,
+    /// Each watched key, with when it expires if it was live when watched
+    /// (it changes then). A map: `WATCH` may name up to a request's worth
+    /// of keys, and a list searched per key was quadratic in them.
+    keys: HashMap<Bytes, Option<u64>, ahash::RandomState>,
 }
 
 impl Watch {
@@ -155,7 +152,7 @@ impl Watch {
         Watch {
             registry,
             state: Arc::default(),
-            keys: Vec::new(),
+            keys: HashMap::default(),
         }
     }
 
@@ -166,9 +163,7 @@ impl Watch {
             return true;
         }
         let now = now_ms();
-        self.keys
-            .iter()
-            .any(|k| k.expires_at.is_some_and(|t| t <= now))
+        self.keys.values().any(|t| t.is_some_and(|t| t <= now))
     }
 
     /// True when no key is watched.
@@ -178,34 +173,30 @@ impl Watch {
 
     /// Stops watching every key and forgets any change seen (`UNWATCH`).
     pub fn clear(&mut self) {
-        for k in self.keys.drain(..) {
-            self.registry.unregister(&k.key, &self.state);
+        for (key, _) in self.keys.drain() {
+            self.registry.unregister(&key, &self.state);
         }
         self.state.touched.store(false, Ordering::Release);
     }
 
-    /// Starts watching `key` (no-op when watched already). Returns false
-    /// when it was watched already.
+    /// Starts watching `key`. Returns false when it was watched already.
     pub(crate) fn add(&mut self, key: &[u8]) -> bool {
-        if self.keys.iter().any(|k| k.key == key) {
+        if self.keys.contains_key(key) {
             return false;
         }
         let key = Bytes::copy_from_slice(key);
         // Registered before the caller reads the key: a write between the
         // two is seen (as a change), never missed.
         self.registry.register(key.clone(), &self.state);
-        self.keys.push(WatchedKey {
-            key,
-            expires_at: None,
-        });
+        self.keys.insert(key, None);
         true
     }
 
     /// What the key held when watched: live, and until when.
     pub(crate) fn set_live(&mut self, key: &[u8], expires_at: Option<u64>) {
         self.registry.mark_live(key, &self.state);
-        if let Some(k) = self.keys.iter_mut().find(|k| k.key == key) {
-            k.expires_at = expires_at;
+        if let Some(t) = self.keys.get_mut(key) {
+            *t = expires_at;
         }
     }
 }
@@ -264,6 +255,22 @@ mod tests {
         drop(b);
         assert_eq!(reg.watched.load(Ordering::Relaxed), 0);
         assert!(reg.map.lock().is_empty());
+    }
+
+    #[test]
+    fn many_keys_and_repeats_are_watched_once_each() {
+        let reg = Arc::new(Registry::default());
+        let keys: Vec<Vec<u8>> = (0..50_000u32)
+            .map(|i| format!("k{}", i % 40_000).into_bytes())
+            .collect();
+        let mut w = Watch::new(reg.clone());
+        let added = keys.iter().filter(|k| w.add(k)).count();
+        assert_eq!(added, 40_000);
+        assert_eq!(reg.watched.load(Ordering::Relaxed), 40_000);
+        reg.touch(b"k39999");
+        assert!(w.is_touched());
+        drop(w);
+        assert_eq!(reg.watched.load(Ordering::Relaxed), 0);
     }
 
     #[test]

@@ -516,7 +516,7 @@ pub async fn execute(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         reject(ctx, Some(spec), &msg);
         return Flow::Continue;
     }
-    if ctx.client.tx.is_some() && !multi::runs_in_multi(spec.name) {
+    if ctx.client.tx.is_some() && !multi::runs_in_multi(spec.cmd) {
         return multi::queue(args, ctx);
     }
     match spec.cmd {

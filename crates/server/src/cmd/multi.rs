@@ -18,7 +18,7 @@
 //! Durability is that of any batch: the transaction's writes are
 //! committed with the batch that holds `EXEC`, before its reply is sent.
 
-use super::{engine_error_message, Args, Ctx, Flow};
+use super::{engine_error_message, Args, Cmd, Ctx, Flow};
 use crate::resp::reply;
 use std::sync::atomic::Ordering;
 
@@ -62,10 +62,10 @@ impl Transaction {
 
 /// True for the commands that run at once inside `MULTI` instead of
 /// being queued, as in Redis.
-pub(super) fn runs_in_multi(name: &str) -> bool {
+pub(super) fn runs_in_multi(cmd: Cmd) -> bool {
     matches!(
-        name,
-        "exec" | "discard" | "multi" | "watch" | "quit" | "reset"
+        cmd,
+        Cmd::Exec | Cmd::Discard | Cmd::Multi | Cmd::Watch | Cmd::Quit | Cmd::Reset
     )
 }
 
