@@ -72,15 +72,22 @@ pub enum ValueKind {
     String,
     /// A Redis hash, in the server's own encoding.
     Hash,
+    /// A Redis list, in the server's own encoding.
+    List,
+    /// A Redis set, in the server's own encoding.
+    Set,
 }
 
 impl ValueKind {
     /// The kind's persisted code: 0 for `String` (so every format written
-    /// before kinds existed reads as strings), 1 for `Hash`. Fixed forever.
+    /// before kinds existed reads as strings), 1 for `Hash`, 2 for `List`,
+    /// 3 for `Set`. Fixed forever.
     pub fn code(self) -> u8 {
         match self {
             ValueKind::String => 0,
             ValueKind::Hash => 1,
+            ValueKind::List => 2,
+            ValueKind::Set => 3,
         }
     }
 
@@ -90,6 +97,8 @@ impl ValueKind {
         match code {
             0 => Some(ValueKind::String),
             1 => Some(ValueKind::Hash),
+            2 => Some(ValueKind::List),
+            3 => Some(ValueKind::Set),
             _ => None,
         }
     }

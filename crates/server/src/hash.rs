@@ -7,16 +7,16 @@
 //! `HGETALL` lists them in the order they were first set, an overwritten
 //! field keeps its place, a deleted one leaves.
 //!
+//! The layout is [`packed`](crate::packed)'s, the count being the number
+//! of fields and each field followed by its value:
+//!
 //! ```text
 //! [version: u8 = 1][count: varint] then count × ([len: varint][field][len: varint][value])
 //! ```
 //!
-//! Varints are LEB128 (7 bits per byte, low first, at most 10 bytes for a
-//! `u64`), so a small field costs one length byte. Decoding is one pass and
-//! checks every length against the bytes left, the count against the
-//! smallest space it could take, and that nothing trails: a corrupt value
-//! from a store is a [`Corrupt`] error, never a panic or a huge allocation.
-//! Fields and values are slices of the stored buffer (no copy).
+//! Decoding is one pass, bounds-checked: a corrupt value from a store is a
+//! [`Corrupt`] error, never a panic or a huge allocation. Fields and values
+//! are slices of the stored buffer (no copy).
 //!
 //! ```
 //! use tiercache_server::hash::Hash;
@@ -30,11 +30,10 @@
 //! assert!(Hash::decode(&bytes::Bytes::from_static(b"\x01\x05")).is_err());
 //! ```
 
-use bytes::{BufMut, Bytes, BytesMut};
+pub use crate::packed::Corrupt;
+use crate::packed::{put_item, start, Reader};
+use bytes::Bytes;
 use std::collections::HashMap;
-
-/// The encoding's version byte; anything else is [`Corrupt`].
-const VERSION: u8 = 1;
 
 /// Above this many fields, lookups of several fields at once go through a
 /// temporary index instead of a linear scan per field.
@@ -46,16 +45,6 @@ pub const LISTPACK_MAX_ENTRIES: i64 = 128;
 /// it a `hashtable`.
 pub const LISTPACK_MAX_VALUE: i64 = 64;
 
-/// A stored hash value that does not decode.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Corrupt(pub &'static str);
-
-impl std::fmt::Display for Corrupt {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "corrupt hash value: {}", self.0)
-    }
-}
-
 /// A hash's fields and values, in insertion order.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Hash {
@@ -65,39 +54,25 @@ pub struct Hash {
 impl Hash {
     /// Decodes a stored hash (one pass, bounds-checked; slices of `raw`).
     pub fn decode(raw: &Bytes) -> Result<Hash, Corrupt> {
-        let mut r = Reader { raw, at: 0 };
-        if r.byte()? != VERSION {
-            return Err(Corrupt("unknown version"));
-        }
-        let count = r.varint()?;
-        // Each field takes at least two length bytes: a larger count is a lie,
-        // and must not size an allocation.
-        if count > (raw.len() - r.at) as u64 / 2 {
-            return Err(Corrupt("field count exceeds the value"));
-        }
-        let mut fields = Vec::with_capacity(count as usize);
+        // Each field takes at least two length bytes.
+        let (mut r, count) = Reader::open(raw, 2)?;
+        let mut fields = Vec::with_capacity(count);
         for _ in 0..count {
-            let f = r.chunk()?;
-            let v = r.chunk()?;
+            let f = r.item()?;
+            let v = r.item()?;
             fields.push((f, v));
         }
-        if r.at != raw.len() {
-            return Err(Corrupt("trailing bytes"));
-        }
+        r.finish()?;
         Ok(Hash { fields })
     }
 
     /// The stored form.
     pub fn encode(&self) -> Bytes {
         let size: usize = self.fields.iter().map(|(f, v)| f.len() + v.len() + 4).sum();
-        let mut out = BytesMut::with_capacity(1 + 10 + size);
-        out.put_u8(VERSION);
-        put_varint(&mut out, self.fields.len() as u64);
+        let mut out = start(self.fields.len(), size);
         for (f, v) in &self.fields {
-            put_varint(&mut out, f.len() as u64);
-            out.put_slice(f);
-            put_varint(&mut out, v.len() as u64);
-            out.put_slice(v);
+            put_item(&mut out, f);
+            put_item(&mut out, v);
         }
         out.freeze()
     }
@@ -206,55 +181,6 @@ impl Hash {
     }
 }
 
-struct Reader<'a> {
-    raw: &'a Bytes,
-    at: usize,
-}
-
-impl Reader<'_> {
-    fn byte(&mut self) -> Result<u8, Corrupt> {
-        let b = *self.raw.get(self.at).ok_or(Corrupt("truncated"))?;
-        self.at += 1;
-        Ok(b)
-    }
-
-    fn varint(&mut self) -> Result<u64, Corrupt> {
-        let mut n: u64 = 0;
-        for shift in (0..64).step_by(7) {
-            let b = self.byte()?;
-            let bits = u64::from(b & 0x7f);
-            if shift == 63 && bits > 1 {
-                return Err(Corrupt("length overflows"));
-            }
-            n |= bits << shift;
-            if b & 0x80 == 0 {
-                return Ok(n);
-            }
-        }
-        Err(Corrupt("length overflows"))
-    }
-
-    fn chunk(&mut self) -> Result<Bytes, Corrupt> {
-        let len = self.varint()?;
-        let left = (self.raw.len() - self.at) as u64;
-        if len > left {
-            return Err(Corrupt("length exceeds the value"));
-        }
-        let end = self.at + len as usize;
-        let out = self.raw.slice(self.at..end);
-        self.at = end;
-        Ok(out)
-    }
-}
-
-fn put_varint(out: &mut BytesMut, mut n: u64) {
-    while n >= 0x80 {
-        out.put_u8((n as u8) | 0x80);
-        n >>= 7;
-    }
-    out.put_u8(n as u8);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -327,7 +253,7 @@ mod tests {
         let huge = Bytes::from_static(b"\x01\xff\xff\xff\xff\xff\xff\xff\xff\x7f");
         assert_eq!(
             Hash::decode(&huge),
-            Err(Corrupt("field count exceeds the value"))
+            Err(Corrupt("item count exceeds the value"))
         );
         let overflow = Bytes::from_static(b"\x01\xff\xff\xff\xff\xff\xff\xff\xff\xff\x02");
         assert_eq!(Hash::decode(&overflow), Err(Corrupt("length overflows")));

@@ -78,11 +78,14 @@ pub mod config;
 pub mod connection;
 pub mod glob;
 pub mod hash;
+pub mod list;
 pub mod listener;
 mod longdouble;
 pub mod memcache;
+pub mod packed;
 mod read;
 pub mod resp;
+pub mod set;
 pub mod shutdown;
 pub mod state;
 

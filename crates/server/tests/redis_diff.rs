@@ -25,7 +25,8 @@ mod diff_script;
 
 use common::{encode, Client, Reply, TestServer};
 use diff_script::{
-    auth_script, hash_script, strings_script, transactions_script, words, Check, Step,
+    auth_script, hash_script, list_script, set_script, strings_script, transactions_script, words,
+    Check, Step,
 };
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -70,13 +71,16 @@ fn map_keys(r: &Reply) -> Option<BTreeSet<String>> {
 
 fn sorted(r: &Reply) -> Reply {
     match r {
-        Reply::Array(Some(items)) | Reply::Set(items) => {
-            let mut v = items.clone();
-            v.sort_by_key(|x| format!("{x:?}"));
-            Reply::Array(Some(v))
-        }
+        Reply::Array(Some(items)) => Reply::Array(Some(sorted_items(items))),
+        Reply::Set(items) => Reply::Set(sorted_items(items)),
         other => other.clone(),
     }
+}
+
+fn sorted_items(items: &[Reply]) -> Vec<Reply> {
+    let mut v = items.to_vec();
+    v.sort_by_key(|x| format!("{x:?}"));
+    v
 }
 
 fn same(check: Check, a: &Reply, b: &Reply) -> bool {
@@ -254,6 +258,32 @@ async fn hashes_match_redis() {
     };
     let ours = TestServer::start().await;
     let script = hash_script();
+    let mut diffs = run(&script, redis.addr(), ours.addr, false).await;
+    diffs.extend(run(&script, redis.addr(), ours.addr, true).await);
+    report(diffs);
+    ours.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lists_match_redis() {
+    let Some(redis) = RedisServer::start(&["--databases", "1"]) else {
+        return;
+    };
+    let ours = TestServer::start().await;
+    let script = list_script();
+    let mut diffs = run(&script, redis.addr(), ours.addr, false).await;
+    diffs.extend(run(&script, redis.addr(), ours.addr, true).await);
+    report(diffs);
+    ours.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sets_match_redis() {
+    let Some(redis) = RedisServer::start(&["--databases", "1"]) else {
+        return;
+    };
+    let ours = TestServer::start().await;
+    let script = set_script();
     let mut diffs = run(&script, redis.addr(), ours.addr, false).await;
     diffs.extend(run(&script, redis.addr(), ours.addr, true).await);
     report(diffs);

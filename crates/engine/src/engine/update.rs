@@ -3,7 +3,7 @@
 //! all-or-nothing multi-key insert `MSETNX` needs.
 
 use super::Session;
-use crate::entry::Entry;
+use crate::entry::{now_ms, Entry};
 use crate::error::Result;
 use crate::modify::Change;
 use bytes::Bytes;
@@ -100,6 +100,68 @@ impl Session<'_> {
             .collect();
         core.write_many(ops, &mut self.commit_through).await?;
         Ok(true)
+    }
+
+    /// Reads several keys, lets `f` decide a [`Change`] for each, and
+    /// writes them, all under every key's lock: the read-modify-write of
+    /// [`Session::modify`] across keys (Redis's `LMOVE`, `SMOVE`,
+    /// `SINTERSTORE`...). `f` gets the entries in the order of `keys` and
+    /// returns one change per key, in the same order, with its answer. A key
+    /// named twice sees the same entry each time; its last change other
+    /// than [`Change::Keep`] is the one written. [`Change::Touch`] is not
+    /// supported here (it keeps the key).
+    ///
+    /// ```
+    /// # use tiercache_engine::{Change, Engine, Entry};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let engine = Engine::builder(dir.path()).build().await.unwrap();
+    /// let mut s = engine.session();
+    /// s.set_many(vec![("from".into(), Entry::new("v"))]).await.unwrap();
+    /// // Move the value, as RENAME would, and say whether there was one.
+    /// let moved = s
+    ///     .modify_many(vec!["from".into(), "to".into()], |found| match &found[0] {
+    ///         Some(e) => (vec![Change::Delete, Change::Put(e.clone())], true),
+    ///         None => (vec![Change::Keep, Change::Keep], false),
+    ///     })
+    ///     .await
+    ///     .unwrap();
+    /// assert!(moved);
+    /// assert_eq!(s.get(b"to").await.unwrap().unwrap().value, "v");
+    /// assert!(s.get(b"from").await.unwrap().is_none());
+    /// s.commit().await.unwrap();
+    /// # });
+    /// ```
+    pub async fn modify_many<T>(
+        &mut self,
+        keys: Vec<Bytes>,
+        f: impl FnOnce(&[Option<Entry>]) -> (Vec<Change>, T),
+    ) -> Result<T> {
+        let core = self.core;
+        let _locks = core.lock_keys(keys.iter().map(|k| k.as_ref())).await;
+        let found = core.read_many(&keys).await?;
+        let (changes, answer) = f(&found);
+        assert_eq!(changes.len(), keys.len(), "one change per key");
+        let now = now_ms();
+        let mut ops: Vec<(Bytes, Option<Entry>)> = Vec::new();
+        for ((key, change), old) in keys.into_iter().zip(changes).zip(&found) {
+            let op = match change {
+                Change::Keep | Change::Touch(_) => continue,
+                Change::Delete if old.is_none() => continue,
+                Change::Delete => None,
+                Change::Put(e) => Some(core.with_default_ttl(&key, e)),
+                Change::Exact(e) => Some(e),
+            };
+            let op = op.filter(|e| !e.is_expired_at(now));
+            match ops.iter_mut().find(|(k, _)| *k == key) {
+                Some(slot) => slot.1 = op,
+                None => ops.push((key, op)),
+            }
+        }
+        if !ops.is_empty() {
+            core.write_many(ops, &mut self.commit_through).await?;
+        }
+        Ok(answer)
     }
 
     /// Moves `src`'s value and expiry to `dst` and deletes `src`, under

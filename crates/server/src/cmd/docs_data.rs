@@ -989,6 +989,349 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
             ]),
         ])),
     ])),
+    ("lindex", M(&[
+        ("summary", S("Get an element from a list by its index")),
+        ("since", S("1.0.0")),
+        ("group", S("list")),
+        ("complexity", S("O(N) where N is the number of elements to traverse to get to the element at index. This makes asking for the first or the last element of the list O(1).")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("index")),
+                ("type", S("integer")),
+            ]),
+        ])),
+    ])),
+    ("linsert", M(&[
+        ("summary", S("Insert an element before or after another element in a list")),
+        ("since", S("2.2.0")),
+        ("group", S("list")),
+        ("complexity", S("O(N) where N is the number of elements to traverse before seeing the value pivot. This means that inserting somewhere on the left end on the list (head) can be considered O(1) and inserting somewhere on the right end (tail) is O(N).")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("where")),
+                ("type", S("oneof")),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("before")),
+                        ("type", S("pure-token")),
+                        ("token", S("BEFORE")),
+                    ]),
+                    M(&[
+                        ("name", S("after")),
+                        ("type", S("pure-token")),
+                        ("token", S("AFTER")),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("pivot")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("element")),
+                ("type", S("string")),
+            ]),
+        ])),
+    ])),
+    ("llen", M(&[
+        ("summary", S("Get the length of a list")),
+        ("since", S("1.0.0")),
+        ("group", S("list")),
+        ("complexity", S("O(1)")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+        ])),
+    ])),
+    ("lmove", M(&[
+        ("summary", S("Pop an element from a list, push it to another list and return it")),
+        ("since", S("6.2.0")),
+        ("group", S("list")),
+        ("complexity", S("O(1)")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("source")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("destination")),
+                ("type", S("key")),
+                ("key_spec_index", I(1)),
+            ]),
+            M(&[
+                ("name", S("wherefrom")),
+                ("type", S("oneof")),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("left")),
+                        ("type", S("pure-token")),
+                        ("token", S("LEFT")),
+                    ]),
+                    M(&[
+                        ("name", S("right")),
+                        ("type", S("pure-token")),
+                        ("token", S("RIGHT")),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("whereto")),
+                ("type", S("oneof")),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("left")),
+                        ("type", S("pure-token")),
+                        ("token", S("LEFT")),
+                    ]),
+                    M(&[
+                        ("name", S("right")),
+                        ("type", S("pure-token")),
+                        ("token", S("RIGHT")),
+                    ]),
+                ])),
+            ]),
+        ])),
+    ])),
+    ("lmpop", M(&[
+        ("summary", S("Pop elements from a list")),
+        ("since", S("7.0.0")),
+        ("group", S("list")),
+        ("complexity", S("O(N+M) where N is the number of provided keys and M is the number of elements returned.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("numkeys")),
+                ("type", S("integer")),
+            ]),
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+                ("flags", T(&[P("multiple")])),
+            ]),
+            M(&[
+                ("name", S("where")),
+                ("type", S("oneof")),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("left")),
+                        ("type", S("pure-token")),
+                        ("token", S("LEFT")),
+                    ]),
+                    M(&[
+                        ("name", S("right")),
+                        ("type", S("pure-token")),
+                        ("token", S("RIGHT")),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("count")),
+                ("type", S("integer")),
+                ("token", S("COUNT")),
+                ("flags", T(&[P("optional")])),
+            ]),
+        ])),
+    ])),
+    ("lpop", M(&[
+        ("summary", S("Remove and get the first elements in a list")),
+        ("since", S("1.0.0")),
+        ("group", S("list")),
+        ("complexity", S("O(N) where N is the number of elements returned")),
+        ("history", T(&[A(&[
+                S("6.2.0"),
+                S("Added the `count` argument."),
+            ])])),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("count")),
+                ("type", S("integer")),
+                ("since", S("6.2.0")),
+                ("flags", T(&[P("optional")])),
+            ]),
+        ])),
+    ])),
+    ("lpos", M(&[
+        ("summary", S("Return the index of matching elements on a list")),
+        ("since", S("6.0.6")),
+        ("group", S("list")),
+        ("complexity", S("O(N) where N is the number of elements in the list, for the average case. When searching for elements near the head or the tail of the list, or when the MAXLEN option is provided, the command may run in constant time.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("element")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("rank")),
+                ("type", S("integer")),
+                ("token", S("RANK")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("num-matches")),
+                ("type", S("integer")),
+                ("token", S("COUNT")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("len")),
+                ("type", S("integer")),
+                ("token", S("MAXLEN")),
+                ("flags", T(&[P("optional")])),
+            ]),
+        ])),
+    ])),
+    ("lpush", M(&[
+        ("summary", S("Prepend one or multiple elements to a list")),
+        ("since", S("1.0.0")),
+        ("group", S("list")),
+        ("complexity", S("O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.")),
+        ("history", T(&[A(&[
+                S("2.4.0"),
+                S("Accepts multiple `element` arguments."),
+            ])])),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("element")),
+                ("type", S("string")),
+                ("flags", T(&[P("multiple")])),
+            ]),
+        ])),
+    ])),
+    ("lpushx", M(&[
+        ("summary", S("Prepend an element to a list, only if the list exists")),
+        ("since", S("2.2.0")),
+        ("group", S("list")),
+        ("complexity", S("O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.")),
+        ("history", T(&[A(&[
+                S("4.0.0"),
+                S("Accepts multiple `element` arguments."),
+            ])])),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("element")),
+                ("type", S("string")),
+                ("flags", T(&[P("multiple")])),
+            ]),
+        ])),
+    ])),
+    ("lrange", M(&[
+        ("summary", S("Get a range of elements from a list")),
+        ("since", S("1.0.0")),
+        ("group", S("list")),
+        ("complexity", S("O(S+N) where S is the distance of start offset from HEAD for small lists, from nearest end (HEAD or TAIL) for large lists; and N is the number of elements in the specified range.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("start")),
+                ("type", S("integer")),
+            ]),
+            M(&[
+                ("name", S("stop")),
+                ("type", S("integer")),
+            ]),
+        ])),
+    ])),
+    ("lrem", M(&[
+        ("summary", S("Remove elements from a list")),
+        ("since", S("1.0.0")),
+        ("group", S("list")),
+        ("complexity", S("O(N+M) where N is the length of the list and M is the number of elements removed.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("count")),
+                ("type", S("integer")),
+            ]),
+            M(&[
+                ("name", S("element")),
+                ("type", S("string")),
+            ]),
+        ])),
+    ])),
+    ("lset", M(&[
+        ("summary", S("Set the value of an element in a list by its index")),
+        ("since", S("1.0.0")),
+        ("group", S("list")),
+        ("complexity", S("O(N) where N is the length of the list. Setting either the first or the last element of the list is O(1).")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("index")),
+                ("type", S("integer")),
+            ]),
+            M(&[
+                ("name", S("element")),
+                ("type", S("string")),
+            ]),
+        ])),
+    ])),
+    ("ltrim", M(&[
+        ("summary", S("Trim a list to the specified range")),
+        ("since", S("1.0.0")),
+        ("group", S("list")),
+        ("complexity", S("O(N) where N is the number of elements to be removed by the operation.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("start")),
+                ("type", S("integer")),
+            ]),
+            M(&[
+                ("name", S("stop")),
+                ("type", S("integer")),
+            ]),
+        ])),
+    ])),
     ("memory", M(&[
         ("summary", S("A container for memory diagnostics commands")),
         ("since", S("4.0.0")),
@@ -1319,6 +1662,116 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
         ("group", S("connection")),
         ("complexity", S("O(1)")),
     ])),
+    ("rpop", M(&[
+        ("summary", S("Remove and get the last elements in a list")),
+        ("since", S("1.0.0")),
+        ("group", S("list")),
+        ("complexity", S("O(N) where N is the number of elements returned")),
+        ("history", T(&[A(&[
+                S("6.2.0"),
+                S("Added the `count` argument."),
+            ])])),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("count")),
+                ("type", S("integer")),
+                ("since", S("6.2.0")),
+                ("flags", T(&[P("optional")])),
+            ]),
+        ])),
+    ])),
+    ("rpoplpush", M(&[
+        ("summary", S("Remove the last element in a list, prepend it to another list and return it")),
+        ("since", S("1.2.0")),
+        ("group", S("list")),
+        ("complexity", S("O(1)")),
+        ("doc_flags", T(&[P("deprecated")])),
+        ("deprecated_since", S("6.2.0")),
+        ("replaced_by", S("`LMOVE` with the `RIGHT` and `LEFT` arguments")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("source")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("destination")),
+                ("type", S("key")),
+                ("key_spec_index", I(1)),
+            ]),
+        ])),
+    ])),
+    ("rpush", M(&[
+        ("summary", S("Append one or multiple elements to a list")),
+        ("since", S("1.0.0")),
+        ("group", S("list")),
+        ("complexity", S("O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.")),
+        ("history", T(&[A(&[
+                S("2.4.0"),
+                S("Accepts multiple `element` arguments."),
+            ])])),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("element")),
+                ("type", S("string")),
+                ("flags", T(&[P("multiple")])),
+            ]),
+        ])),
+    ])),
+    ("rpushx", M(&[
+        ("summary", S("Append an element to a list, only if the list exists")),
+        ("since", S("2.2.0")),
+        ("group", S("list")),
+        ("complexity", S("O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.")),
+        ("history", T(&[A(&[
+                S("4.0.0"),
+                S("Accepts multiple `element` arguments."),
+            ])])),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("element")),
+                ("type", S("string")),
+                ("flags", T(&[P("multiple")])),
+            ]),
+        ])),
+    ])),
+    ("sadd", M(&[
+        ("summary", S("Add one or more members to a set")),
+        ("since", S("1.0.0")),
+        ("group", S("set")),
+        ("complexity", S("O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.")),
+        ("history", T(&[A(&[
+                S("2.4.0"),
+                S("Accepts multiple `member` arguments."),
+            ])])),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("member")),
+                ("type", S("string")),
+                ("flags", T(&[P("multiple")])),
+            ]),
+        ])),
+    ])),
     ("scan", M(&[
         ("summary", S("Incrementally iterate the keys space")),
         ("since", S("2.8.0")),
@@ -1351,6 +1804,52 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
                 ("token", S("TYPE")),
                 ("since", S("6.0.0")),
                 ("flags", T(&[P("optional")])),
+            ]),
+        ])),
+    ])),
+    ("scard", M(&[
+        ("summary", S("Get the number of members in a set")),
+        ("since", S("1.0.0")),
+        ("group", S("set")),
+        ("complexity", S("O(1)")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+        ])),
+    ])),
+    ("sdiff", M(&[
+        ("summary", S("Subtract multiple sets")),
+        ("since", S("1.0.0")),
+        ("group", S("set")),
+        ("complexity", S("O(N) where N is the total number of elements in all given sets.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+                ("flags", T(&[P("multiple")])),
+            ]),
+        ])),
+    ])),
+    ("sdiffstore", M(&[
+        ("summary", S("Subtract multiple sets and store the resulting set in a key")),
+        ("since", S("1.0.0")),
+        ("group", S("set")),
+        ("complexity", S("O(N) where N is the total number of elements in all given sets.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("destination")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(1)),
+                ("flags", T(&[P("multiple")])),
             ]),
         ])),
     ])),
@@ -1538,6 +2037,230 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
             ]),
         ])),
     ])),
+    ("sinter", M(&[
+        ("summary", S("Intersect multiple sets")),
+        ("since", S("1.0.0")),
+        ("group", S("set")),
+        ("complexity", S("O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+                ("flags", T(&[P("multiple")])),
+            ]),
+        ])),
+    ])),
+    ("sintercard", M(&[
+        ("summary", S("Intersect multiple sets and return the cardinality of the result")),
+        ("since", S("7.0.0")),
+        ("group", S("set")),
+        ("complexity", S("O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("numkeys")),
+                ("type", S("integer")),
+            ]),
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+                ("flags", T(&[P("multiple")])),
+            ]),
+            M(&[
+                ("name", S("limit")),
+                ("type", S("integer")),
+                ("token", S("LIMIT")),
+                ("flags", T(&[P("optional")])),
+            ]),
+        ])),
+    ])),
+    ("sinterstore", M(&[
+        ("summary", S("Intersect multiple sets and store the resulting set in a key")),
+        ("since", S("1.0.0")),
+        ("group", S("set")),
+        ("complexity", S("O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("destination")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(1)),
+                ("flags", T(&[P("multiple")])),
+            ]),
+        ])),
+    ])),
+    ("sismember", M(&[
+        ("summary", S("Determine if a given value is a member of a set")),
+        ("since", S("1.0.0")),
+        ("group", S("set")),
+        ("complexity", S("O(1)")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("member")),
+                ("type", S("string")),
+            ]),
+        ])),
+    ])),
+    ("smembers", M(&[
+        ("summary", S("Get all the members in a set")),
+        ("since", S("1.0.0")),
+        ("group", S("set")),
+        ("complexity", S("O(N) where N is the set cardinality.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+        ])),
+    ])),
+    ("smismember", M(&[
+        ("summary", S("Returns the membership associated with the given elements for a set")),
+        ("since", S("6.2.0")),
+        ("group", S("set")),
+        ("complexity", S("O(N) where N is the number of elements being checked for membership")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("member")),
+                ("type", S("string")),
+                ("flags", T(&[P("multiple")])),
+            ]),
+        ])),
+    ])),
+    ("smove", M(&[
+        ("summary", S("Move a member from one set to another")),
+        ("since", S("1.0.0")),
+        ("group", S("set")),
+        ("complexity", S("O(1)")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("source")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("destination")),
+                ("type", S("key")),
+                ("key_spec_index", I(1)),
+            ]),
+            M(&[
+                ("name", S("member")),
+                ("type", S("string")),
+            ]),
+        ])),
+    ])),
+    ("spop", M(&[
+        ("summary", S("Remove and return one or multiple random members from a set")),
+        ("since", S("1.0.0")),
+        ("group", S("set")),
+        ("complexity", S("Without the count argument O(1), otherwise O(N) where N is the value of the passed count.")),
+        ("history", T(&[A(&[
+                S("3.2.0"),
+                S("Added the `count` argument."),
+            ])])),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("count")),
+                ("type", S("integer")),
+                ("since", S("3.2.0")),
+                ("flags", T(&[P("optional")])),
+            ]),
+        ])),
+    ])),
+    ("srandmember", M(&[
+        ("summary", S("Get one or multiple random members from a set")),
+        ("since", S("1.0.0")),
+        ("group", S("set")),
+        ("complexity", S("Without the count argument O(1), otherwise O(N) where N is the absolute value of the passed count.")),
+        ("history", T(&[A(&[
+                S("2.6.0"),
+                S("Added the optional `count` argument."),
+            ])])),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("count")),
+                ("type", S("integer")),
+                ("since", S("2.6.0")),
+                ("flags", T(&[P("optional")])),
+            ]),
+        ])),
+    ])),
+    ("srem", M(&[
+        ("summary", S("Remove one or more members from a set")),
+        ("since", S("1.0.0")),
+        ("group", S("set")),
+        ("complexity", S("O(N) where N is the number of members to be removed.")),
+        ("history", T(&[A(&[
+                S("2.4.0"),
+                S("Accepts multiple `member` arguments."),
+            ])])),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("member")),
+                ("type", S("string")),
+                ("flags", T(&[P("multiple")])),
+            ]),
+        ])),
+    ])),
+    ("sscan", M(&[
+        ("summary", S("Incrementally iterate Set elements")),
+        ("since", S("2.8.0")),
+        ("group", S("set")),
+        ("complexity", S("O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("cursor")),
+                ("type", S("integer")),
+            ]),
+            M(&[
+                ("name", S("pattern")),
+                ("type", S("pattern")),
+                ("token", S("MATCH")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("count")),
+                ("type", S("integer")),
+                ("token", S("COUNT")),
+                ("flags", T(&[P("optional")])),
+            ]),
+        ])),
+    ])),
     ("strlen", M(&[
         ("summary", S("Get the length of the value stored in a key")),
         ("since", S("2.2.0")),
@@ -1572,6 +2295,39 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
             M(&[
                 ("name", S("end")),
                 ("type", S("integer")),
+            ]),
+        ])),
+    ])),
+    ("sunion", M(&[
+        ("summary", S("Add multiple sets")),
+        ("since", S("1.0.0")),
+        ("group", S("set")),
+        ("complexity", S("O(N) where N is the total number of elements in all given sets.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+                ("flags", T(&[P("multiple")])),
+            ]),
+        ])),
+    ])),
+    ("sunionstore", M(&[
+        ("summary", S("Add multiple sets and store the resulting set in a key")),
+        ("since", S("1.0.0")),
+        ("group", S("set")),
+        ("complexity", S("O(N) where N is the total number of elements in all given sets.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("destination")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(1)),
+                ("flags", T(&[P("multiple")])),
             ]),
         ])),
     ])),

@@ -1,4 +1,4 @@
-//! `TYPE key`: `string` or `hash` for an existing key (its
+//! `TYPE key`: `string`, `hash`, `list` or `set` for an existing key (its
 //! [`ValueKind`]), `none` otherwise.
 
 use super::{Args, Ctx, Flow};
@@ -19,5 +19,7 @@ pub fn type_name(kind: ValueKind) -> &'static str {
     match kind {
         ValueKind::String => "string",
         ValueKind::Hash => "hash",
+        ValueKind::List => "list",
+        ValueKind::Set => "set",
     }
 }

@@ -17,6 +17,7 @@ mod append;
 mod auth;
 mod bits;
 mod client;
+pub mod collection;
 mod command;
 mod config;
 mod dbsize;
@@ -39,6 +40,7 @@ mod info;
 mod keys;
 mod keytype;
 mod lcs;
+pub mod list;
 mod memory;
 mod mget;
 mod mset;
@@ -51,9 +53,11 @@ mod randomkey;
 mod range;
 mod rename;
 mod reset;
+mod sampling;
 mod scan;
 mod select;
 pub(crate) mod set;
+pub mod sets;
 mod time;
 mod ttl;
 
@@ -317,6 +321,40 @@ enum Cmd {
     HIncrByFloat,
     HRandField,
     HScan,
+    LPush,
+    RPush,
+    LPushX,
+    RPushX,
+    LInsert,
+    LSet,
+    LRem,
+    LTrim,
+    LPop,
+    RPop,
+    LMPop,
+    LMove,
+    RPopLPush,
+    LLen,
+    LIndex,
+    LRange,
+    LPos,
+    SAdd,
+    SRem,
+    SMove,
+    SPop,
+    SMembers,
+    SIsMember,
+    SMIsMember,
+    SCard,
+    SRandMember,
+    SScan,
+    SInter,
+    SUnion,
+    SDiff,
+    SInterStore,
+    SUnionStore,
+    SDiffStore,
+    SInterCard,
     Multi,
     Exec,
     Discard,
@@ -474,6 +512,46 @@ pub static COMMANDS: &[CommandSpec] = &[
     spec("hincrbyfloat", Cmd::HIncrByFloat, 4, WF, KEY1),
     spec("hrandfield", Cmd::HRandField, -2, RS, KEY1),
     spec("hscan", Cmd::HScan, -3, RS, KEY1),
+    spec("lpush", Cmd::LPush, -3, WF, KEY1),
+    spec("rpush", Cmd::RPush, -3, WF, KEY1),
+    spec("lpop", Cmd::LPop, -2, WX, KEY1),
+    spec("rpop", Cmd::RPop, -2, WX, KEY1),
+    spec("llen", Cmd::LLen, 2, R, KEY1),
+    spec("lrange", Cmd::LRange, 4, RS, KEY1),
+    spec("lindex", Cmd::LIndex, 3, RS, KEY1),
+    spec("lpushx", Cmd::LPushX, -3, WF, KEY1),
+    spec("rpushx", Cmd::RPushX, -3, WF, KEY1),
+    spec("linsert", Cmd::LInsert, 5, W, KEY1),
+    spec("lset", Cmd::LSet, 4, W, KEY1),
+    spec("lrem", Cmd::LRem, 4, &["write"], KEY1),
+    spec("ltrim", Cmd::LTrim, 4, &["write"], KEY1),
+    spec("lpos", Cmd::LPos, -3, RS, KEY1),
+    spec("lmove", Cmd::LMove, 5, W, (1, 2, 1)),
+    spec("rpoplpush", Cmd::RPopLPush, 3, W, (1, 2, 1)),
+    spec("lmpop", Cmd::LMPop, -4, &["write", "movablekeys"], NOKEYS),
+    spec("sadd", Cmd::SAdd, -3, WF, KEY1),
+    spec("srem", Cmd::SRem, -3, WX, KEY1),
+    spec("smembers", Cmd::SMembers, 2, RS, KEY1),
+    spec("sismember", Cmd::SIsMember, 3, R, KEY1),
+    spec("smismember", Cmd::SMIsMember, -3, R, KEY1),
+    spec("scard", Cmd::SCard, 2, R, KEY1),
+    spec("spop", Cmd::SPop, -2, WX, KEY1),
+    spec("srandmember", Cmd::SRandMember, -2, RS, KEY1),
+    spec("smove", Cmd::SMove, 4, WX, (1, 2, 1)),
+    spec("sscan", Cmd::SScan, -3, RS, KEY1),
+    spec("sinter", Cmd::SInter, -2, RS, ALLKEYS),
+    spec("sunion", Cmd::SUnion, -2, RS, ALLKEYS),
+    spec("sdiff", Cmd::SDiff, -2, RS, ALLKEYS),
+    spec("sinterstore", Cmd::SInterStore, -3, W, ALLKEYS),
+    spec("sunionstore", Cmd::SUnionStore, -3, W, ALLKEYS),
+    spec("sdiffstore", Cmd::SDiffStore, -3, W, ALLKEYS),
+    spec(
+        "sintercard",
+        Cmd::SInterCard,
+        -3,
+        &["readonly", "movablekeys"],
+        NOKEYS,
+    ),
     spec("multi", Cmd::Multi, 1, TX_FAST, NOKEYS),
     spec("exec", Cmd::Exec, 1, TX_EXEC, NOKEYS),
     spec("discard", Cmd::Discard, 1, TX_FAST, NOKEYS),
@@ -596,6 +674,43 @@ pub async fn execute(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Cmd::HStrLen => hash::read::hstrlen(args, ctx).await,
         Cmd::HRandField => hash::sample::hrandfield(args, ctx).await,
         Cmd::HScan => hash::sample::hscan(args, ctx).await,
+        Cmd::LPush => list::write::push(args, ctx, list::End::Left, false).await,
+        Cmd::RPush => list::write::push(args, ctx, list::End::Right, false).await,
+        Cmd::LPushX => list::write::push(args, ctx, list::End::Left, true).await,
+        Cmd::RPushX => list::write::push(args, ctx, list::End::Right, true).await,
+        Cmd::LInsert => list::write::linsert(args, ctx).await,
+        Cmd::LSet => list::write::lset(args, ctx).await,
+        Cmd::LRem => list::write::lrem(args, ctx).await,
+        Cmd::LTrim => list::write::ltrim(args, ctx).await,
+        Cmd::LPop => list::pop::pop(args, ctx, list::End::Left).await,
+        Cmd::RPop => list::pop::pop(args, ctx, list::End::Right).await,
+        Cmd::LMPop => list::pop::lmpop(args, ctx).await,
+        Cmd::LMove => list::pop::lmove(args, ctx, None).await,
+        Cmd::RPopLPush => {
+            let ends = Some((list::End::Right, list::End::Left));
+            list::pop::lmove(args, ctx, ends).await
+        }
+        Cmd::LLen => list::read::llen(args, ctx).await,
+        Cmd::LIndex => list::read::lindex(args, ctx).await,
+        Cmd::LRange => list::read::lrange(args, ctx).await,
+        Cmd::LPos => list::read::lpos(args, ctx).await,
+        Cmd::SAdd => sets::write::sadd(args, ctx).await,
+        Cmd::SRem => sets::write::srem(args, ctx).await,
+        Cmd::SMove => sets::write::smove(args, ctx).await,
+        Cmd::SPop => sets::write::spop(args, ctx).await,
+        Cmd::SMembers => sets::read::smembers(args, ctx).await,
+        Cmd::SIsMember => sets::read::sismember(args, ctx).await,
+        Cmd::SMIsMember => sets::read::smismember(args, ctx).await,
+        Cmd::SCard => sets::read::scard(args, ctx).await,
+        Cmd::SRandMember => sets::read::srandmember(args, ctx).await,
+        Cmd::SScan => sets::read::sscan(args, ctx).await,
+        Cmd::SInter => sets::algebra::combine(args, ctx, sets::algebra::Op::Inter).await,
+        Cmd::SUnion => sets::algebra::combine(args, ctx, sets::algebra::Op::Union).await,
+        Cmd::SDiff => sets::algebra::combine(args, ctx, sets::algebra::Op::Diff).await,
+        Cmd::SInterStore => sets::algebra::combine_store(args, ctx, sets::algebra::Op::Inter).await,
+        Cmd::SUnionStore => sets::algebra::combine_store(args, ctx, sets::algebra::Op::Union).await,
+        Cmd::SDiffStore => sets::algebra::combine_store(args, ctx, sets::algebra::Op::Diff).await,
+        Cmd::SInterCard => sets::algebra::sintercard(args, ctx).await,
         Cmd::Multi => multi::multi(args, ctx).await,
         Cmd::Exec => multi::exec(args, ctx).await,
         Cmd::Discard => multi::discard(args, ctx).await,

@@ -7,11 +7,15 @@
 //! fields (128) of at most `hash-max-listpack-value` bytes (64, fields and
 //! values), `hashtable` beyond, from its current contents and the current
 //! thresholds (Redis never converts a `hashtable` back; this is only what
-//! Redis would have built for these contents).
+//! Redis would have built for these contents). A list is a `quicklist`
+//! (Redis 7.0's only list encoding); a set is an `intset` while all its
+//! members are integers and at most `set-max-intset-entries` (512) of
+//! them, `hashtable` beyond, on the same terms as a hash.
 
 use super::{arity_error, parse_i64, unknown_subcommand, Args, Ctx, Flow};
 use crate::hash::{Hash, LISTPACK_MAX_ENTRIES, LISTPACK_MAX_VALUE};
 use crate::resp::reply;
+use crate::set::{Set, INTSET_MAX_ENTRIES};
 use tiercache_engine::ValueKind;
 
 /// Redis's `OBJ_ENCODING_EMBSTR_SIZE_LIMIT`.
@@ -46,7 +50,17 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
                     .tunable("hash-max-listpack-value", LISTPACK_MAX_VALUE);
                 reply::bulk(ctx.out, h.encoding(entries, value).as_bytes())
             }
-            Err(c) => ctx.error(&format!("ERR {c}")),
+            Err(c) => ctx.error(&format!("ERR corrupt hash value: {c}")),
+        },
+        Ok(Some(e)) if e.kind == ValueKind::List => reply::bulk(ctx.out, b"quicklist"),
+        Ok(Some(e)) if e.kind == ValueKind::Set => match Set::decode(&e.value) {
+            Ok(s) => {
+                let max = ctx
+                    .server
+                    .tunable("set-max-intset-entries", INTSET_MAX_ENTRIES);
+                reply::bulk(ctx.out, s.encoding(max).as_bytes())
+            }
+            Err(c) => ctx.error(&format!("ERR corrupt set value: {c}")),
         },
         Ok(Some(e)) => {
             let enc = ctx

@@ -4,9 +4,13 @@
 #![allow(dead_code)]
 
 mod hash;
+mod list;
 mod multi;
+mod set;
 pub use hash::hash_script;
+pub use list::list_script;
 pub use multi::transactions_script;
+pub use set::set_script;
 
 /// How two replies are compared.
 #[derive(Clone, Copy, Debug)]

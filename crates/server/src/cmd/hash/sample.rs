@@ -12,10 +12,10 @@
 //! times with repetition.
 
 use super::read_hash;
-use crate::cmd::{glob_match, parse_i64, Args, Ctx, Flow, NOT_AN_INTEGER, SYNTAX_ERROR};
+use crate::cmd::sampling::{distinct, matches, random_below, scan_pattern, valid_cursor};
+use crate::cmd::{parse_i64, Args, Ctx, Flow, NOT_AN_INTEGER, SYNTAX_ERROR};
 use crate::hash::Hash;
 use crate::resp::reply;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// `HRANDFIELD`.
 pub async fn hrandfield(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
@@ -107,50 +107,9 @@ fn reply_pairs(
     }
 }
 
-/// `count` distinct positions below `len` (count < len), in order.
-fn distinct(len: usize, count: usize) -> Vec<usize> {
-    // Floyd's sampling: `count` draws, no rejection loop.
-    let mut chosen = std::collections::BTreeSet::new();
-    for j in len - count..len {
-        let t = random_below(j + 1);
-        if !chosen.insert(t) {
-            chosen.insert(j);
-        }
-    }
-    chosen.into_iter().collect()
-}
-
-/// A random number below `n` (n > 0): xorshift over a process-wide state;
-/// sampling needs no cryptographic quality.
-fn random_below(n: usize) -> usize {
-    static STATE: AtomicU64 = AtomicU64::new(0);
-    let mut x = STATE.load(Ordering::Relaxed);
-    if x == 0 {
-        let seed = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64);
-        x = seed | 1;
-    }
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    STATE.store(x, Ordering::Relaxed);
-    (x % n as u64) as usize
-}
-
 /// `HSCAN`.
 pub async fn hscan(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
-    let cursor = args.get(2);
-    // Redis's `strtoul` check: an optional sign (a negative cursor wraps),
-    // digits, nothing else, within 64 bits. The value itself is not used.
-    let digits = cursor
-        .strip_prefix(b"-")
-        .or(cursor.strip_prefix(b"+"))
-        .unwrap_or(cursor);
-    let valid = !digits.is_empty()
-        && digits.iter().all(u8::is_ascii_digit)
-        && std::str::from_utf8(digits).is_ok_and(|c| c.parse::<u64>().is_ok());
-    if !valid {
+    if !valid_cursor(args.get(2)) {
         ctx.error("ERR invalid cursor");
         return Flow::Continue;
     }
@@ -168,39 +127,14 @@ pub async fn hscan(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             return Flow::Continue;
         }
     };
-    let mut pattern: Option<&[u8]> = None;
-    let mut i = 3;
-    while i < args.len() {
-        if i + 1 >= args.len() {
-            ctx.error(SYNTAX_ERROR);
+    let pattern = match scan_pattern(args, 3) {
+        Ok(p) => p,
+        Err(msg) => {
+            ctx.error(msg);
             return Flow::Continue;
         }
-        if args.is(i, "count") {
-            match parse_i64(args.get(i + 1)) {
-                None => {
-                    ctx.error(NOT_AN_INTEGER);
-                    return Flow::Continue;
-                }
-                Some(n) if n < 1 => {
-                    ctx.error(SYNTAX_ERROR);
-                    return Flow::Continue;
-                }
-                Some(_) => {}
-            }
-        } else if args.is(i, "match") {
-            pattern = Some(args.get(i + 1));
-        } else {
-            ctx.error(SYNTAX_ERROR);
-            return Flow::Continue;
-        }
-        i += 2;
-    }
-    // "*" matches everything; Redis skips the match for it too.
-    let pattern = pattern.filter(|p| *p != b"*");
-    let hits: Vec<_> = h
-        .iter()
-        .filter(|(f, _)| pattern.map_or(true, |p| glob_match(p, f, false)))
-        .collect();
+    };
+    let hits: Vec<_> = h.iter().filter(|(f, _)| matches(pattern, f)).collect();
     reply::array(ctx.out, 2);
     reply::bulk(ctx.out, b"0");
     reply::array(ctx.out, hits.len() * 2);

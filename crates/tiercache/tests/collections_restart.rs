@@ -1,7 +1,8 @@
-//! Redis hashes survive restarts of the real server on the default
-//! configuration (write-back, SQLite): through SQLite after a SIGTERM
-//! flush, and through the write-back journal after a SIGKILL before any
-//! flush. `TYPE` says `hash` afterwards, and field order is kept.
+//! Redis hashes, lists and sets survive restarts of the real server on the
+//! default configuration (write-back, SQLite): through SQLite after a
+//! SIGTERM flush, and through the write-back journal after a SIGKILL
+//! before any flush. `TYPE` names each type afterwards, and hash field
+//! order, list order and intset order are kept.
 
 mod support;
 
@@ -12,8 +13,8 @@ fn bulk(s: &str) -> Reply {
     Reply::Bulk(Some(s.as_bytes().to_vec()))
 }
 
-/// Writes the hashes every test checks, and a string for contrast.
-fn write_hashes(server: &Server) {
+/// Writes the hash, list and set every test checks, and a string for contrast.
+fn write_collections(server: &Server) {
     let mut client = server.client();
     let replies = client.pipeline(&[
         &[
@@ -25,6 +26,10 @@ fn write_hashes(server: &Server) {
         &[b"HDEL", b"gone", b"f"],
         &[b"PEXPIRE", b"user:1", b"3600000"],
         &[b"SET", b"plain", b"\xff\x74\x63\x02 looks like an envelope"],
+        &[b"RPUSH", b"queue", b"a", b"b", b"c"],
+        &[b"LPOP", b"queue"],
+        &[b"SADD", b"tags", b"30", b"1", b"x"],
+        &[b"SREM", b"tags", b"x"],
     ]);
     assert_eq!(
         replies,
@@ -36,11 +41,15 @@ fn write_hashes(server: &Server) {
             Reply::Int(1),
             Reply::Int(1),
             Reply::Simple("OK".into()),
+            Reply::Int(3),
+            bulk("a"),
+            Reply::Int(3),
+            Reply::Int(1),
         ]
     );
 }
 
-fn check_hashes(server: &Server, how: &str) {
+fn check_collections(server: &Server, how: &str) {
     let mut client = server.client();
     assert_eq!(
         client.call(&[b"HGETALL", b"user:1"]),
@@ -81,14 +90,34 @@ fn check_hashes(server: &Server, how: &str) {
         matches!(client.call(&[b"GET", b"user:1"]), Reply::Error(e) if e.starts_with("WRONGTYPE")),
         "{how}: still a hash, not a string"
     );
+    assert_eq!(
+        client.call(&[b"LRANGE", b"queue", b"0", b"-1"]),
+        Reply::Array(Some(vec![bulk("b"), bulk("c")])),
+        "{how}: list order"
+    );
+    assert_eq!(
+        client.call(&[b"TYPE", b"queue"]),
+        Reply::Simple("list".into()),
+        "{how}"
+    );
+    assert_eq!(
+        client.call(&[b"SMEMBERS", b"tags"]),
+        Reply::Array(Some(vec![bulk("1"), bulk("30")])),
+        "{how}: set members"
+    );
+    assert_eq!(
+        client.call(&[b"TYPE", b"tags"]),
+        Reply::Simple("set".into()),
+        "{how}"
+    );
 }
 
 #[test]
-fn hashes_survive_a_sigterm_through_sqlite() {
+fn collections_survive_a_sigterm_through_sqlite() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let server = Server::start(&data);
-    write_hashes(&server);
+    write_collections(&server);
     assert!(server.sigterm(Duration::from_secs(10)).success());
     // The SQLite file holds the hash with its kind.
     let rt = tokio::runtime::Runtime::new().unwrap();
@@ -96,27 +125,27 @@ fn hashes_survive_a_sigterm_through_sqlite() {
         use tiercache::Store;
         let store = tiercache::stores::SqliteStore::open("check", &data.join("tiercache.db"), "kv")
             .unwrap();
-        let got = store.get_many(&["user:1".into()]).await.unwrap();
-        assert_eq!(
-            got[0].as_ref().unwrap().kind,
-            tiercache::engine::ValueKind::Hash
-        );
+        let keys = ["user:1".into(), "queue".into(), "tags".into()];
+        let got = store.get_many(&keys).await.unwrap();
+        let kinds: Vec<_> = got.iter().map(|e| e.as_ref().unwrap().kind).collect();
+        use tiercache::engine::ValueKind;
+        assert_eq!(kinds, [ValueKind::Hash, ValueKind::List, ValueKind::Set]);
     });
     let server = Server::start(&data);
-    check_hashes(&server, "after SIGTERM");
+    check_collections(&server, "after SIGTERM");
     assert!(server.sigterm(Duration::from_secs(10)).success());
 }
 
 #[test]
-fn hashes_survive_a_sigkill_through_the_journal() {
+fn collections_survive_a_sigkill_through_the_journal() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let server = Server::start(&data);
-    write_hashes(&server);
+    write_collections(&server);
     // Acknowledged, so in the journal; killed before the flusher ran
     // (its interval is longer than this test's writes).
     server.kill9();
     let server = Server::start(&data);
-    check_hashes(&server, "after SIGKILL");
+    check_collections(&server, "after SIGKILL");
     assert!(server.sigterm(Duration::from_secs(10)).success());
 }

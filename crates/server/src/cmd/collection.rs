@@ -1,0 +1,160 @@
+//! What the hash, list and set commands share: reading a key as one
+//! collection type, and the read-modify-write that changes one.
+//!
+//! A collection is one engine entry of its [`ValueKind`] whose value is the
+//! type's encoding (see [`crate::packed`]). Reads decode it; every write is
+//! one [`Session::modify`](tiercache_engine::Session::modify) (read,
+//! change, write under the key's lock), so concurrent writers never lose
+//! an update. A key of another kind answers `WRONGTYPE`; a collection left
+//! empty is deleted, as in Redis; a value that does not decode (a damaged
+//! store) answers an error and is left alone; a collection that would
+//! encode to more than the bulk length limit is refused, so no value grows
+//! past what the memory tier and the stores are sized for.
+
+use super::{engine_error_message, Ctx, WRONGTYPE};
+use crate::hash::Hash;
+use crate::list::List;
+use crate::packed::Corrupt;
+use crate::set::Set;
+use bytes::Bytes;
+use tiercache_engine::{Change, Entry, ValueKind};
+
+/// A Redis type stored as one encoded engine value.
+pub trait Collection: Sized + Default {
+    /// The entries' kind.
+    const KIND: ValueKind;
+    /// The type's name in error messages.
+    const NAME: &'static str;
+    /// Decodes a stored value.
+    fn decode(raw: &Bytes) -> Result<Self, Corrupt>;
+    /// The stored form.
+    fn encode(&self) -> Bytes;
+    /// True when empty (the key must then not exist).
+    fn is_empty(&self) -> bool;
+}
+
+impl Collection for Hash {
+    const KIND: ValueKind = ValueKind::Hash;
+    const NAME: &'static str = "hash";
+    fn decode(raw: &Bytes) -> Result<Self, Corrupt> {
+        Hash::decode(raw)
+    }
+    fn encode(&self) -> Bytes {
+        Hash::encode(self)
+    }
+    fn is_empty(&self) -> bool {
+        Hash::is_empty(self)
+    }
+}
+
+impl Collection for List {
+    const KIND: ValueKind = ValueKind::List;
+    const NAME: &'static str = "list";
+    fn decode(raw: &Bytes) -> Result<Self, Corrupt> {
+        List::decode(raw)
+    }
+    fn encode(&self) -> Bytes {
+        List::encode(self)
+    }
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl Collection for Set {
+    const KIND: ValueKind = ValueKind::Set;
+    const NAME: &'static str = "set";
+    fn decode(raw: &Bytes) -> Result<Self, Corrupt> {
+        Set::decode(raw)
+    }
+    fn encode(&self) -> Bytes {
+        Set::encode(self)
+    }
+    fn is_empty(&self) -> bool {
+        Set::is_empty(self)
+    }
+}
+
+/// The collection `entry` holds (`None` when absent), or the error reply
+/// for a key of another type or a value that does not decode.
+pub fn collection_of<C: Collection>(entry: Option<&Entry>) -> Result<Option<C>, String> {
+    match entry {
+        None => Ok(None),
+        Some(e) if e.kind != C::KIND => Err(WRONGTYPE.to_string()),
+        Some(e) => C::decode(&e.value)
+            .map(Some)
+            .map_err(|c| format!("ERR corrupt {} value: {c}", C::NAME)),
+    }
+}
+
+/// Reads `key` as a `C`: `Ok(None)` when absent, `Err(reply)` on failure.
+pub async fn read<C: Collection>(ctx: &mut Ctx<'_, '_>, key: &[u8]) -> Result<Option<C>, String> {
+    match ctx.session.get(key).await {
+        Ok(e) => collection_of(e.as_ref()),
+        Err(e) => Err(engine_error_message(&e)),
+    }
+}
+
+/// What a write closure reports: its answer, and whether the collection
+/// changed (an unchanged one is not written again).
+pub type Edit<T> = Result<(T, bool), String>;
+
+/// The error for a collection that would grow past the bulk length limit.
+pub fn too_big(name: &str, max: usize) -> String {
+    format!("ERR {name} would exceed the maximum value size ({max} bytes)")
+}
+
+/// The change that stores `c` in place of `old` (keeping `old`'s expiry;
+/// a new key gets its namespace's default TTL), or deletes the key when
+/// `c` is empty; `Err` when the encoding is over `max` bytes.
+pub fn store<C: Collection>(old: Option<&Entry>, c: &C, max: usize) -> Result<Change, String> {
+    if c.is_empty() {
+        return Ok(if old.is_some() {
+            Change::Delete
+        } else {
+            Change::Keep
+        });
+    }
+    let value = c.encode();
+    if value.len() > max {
+        return Err(too_big(C::NAME, max));
+    }
+    Ok(match old {
+        Some(e) => Change::Exact(Entry::with_kind(value, e.expires_at, 0, C::KIND)),
+        None => Change::Put(Entry::with_kind(value, None, 0, C::KIND)),
+    })
+}
+
+/// Read-modify-write of the `C` at `key` (an absent key starts empty):
+/// `f` edits it under the key's lock and the result is [`store`]d.
+/// `Err` is the error reply.
+pub async fn modify<C: Collection, T>(
+    ctx: &mut Ctx<'_, '_>,
+    key: &[u8],
+    f: impl FnOnce(&mut C) -> Edit<T>,
+) -> Result<T, String> {
+    let key = Bytes::copy_from_slice(key);
+    let max = ctx.server.config.limits.max_bulk_len;
+    let r = ctx
+        .session
+        .modify(key, |old| {
+            let mut c = match collection_of::<C>(old) {
+                Ok(c) => c.unwrap_or_default(),
+                Err(msg) => return (Change::Keep, Err(msg)),
+            };
+            let answer = match f(&mut c) {
+                Err(msg) => return (Change::Keep, Err(msg)),
+                Ok((answer, false)) => return (Change::Keep, Ok(answer)),
+                Ok((answer, true)) => answer,
+            };
+            match store(old, &c, max) {
+                Ok(change) => (change, Ok(answer)),
+                Err(msg) => (Change::Keep, Err(msg)),
+            }
+        })
+        .await;
+    match r {
+        Ok(m) => m.result,
+        Err(e) => Err(engine_error_message(&e)),
+    }
+}

@@ -1,0 +1,145 @@
+//! The set commands that write: `SADD`, `SREM`, `SMOVE`, `SPOP`.
+
+use super::{reply_empty, reply_members};
+use crate::cmd::collection::{self, collection_of, store};
+use crate::cmd::sampling::{distinct, random_below};
+use crate::cmd::{parse_i64, Args, Ctx, Flow, SYNTAX_ERROR};
+use crate::resp::reply;
+use crate::set::Set;
+use bytes::Bytes;
+use tiercache_engine::Change;
+
+/// `SADD key member [member ...]`: how many are new.
+pub async fn sadd(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
+    let r = collection::modify::<Set, _>(ctx, args.get(1), |s| {
+        let added = s.add_many((2..args.len()).map(|i| args.bytes(i)));
+        Ok((added, added > 0))
+    })
+    .await;
+    match r {
+        Ok(n) => reply::integer(ctx.out, n as i64),
+        Err(msg) => ctx.error(&msg),
+    }
+    Flow::Continue
+}
+
+/// `SREM key member [member ...]`: how many were there.
+pub async fn srem(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
+    let members: Vec<&[u8]> = (2..args.len()).map(|i| args.get(i)).collect();
+    let r = collection::modify::<Set, _>(ctx, args.get(1), |s| {
+        let removed = s.remove_many(&members);
+        Ok((removed, removed > 0))
+    })
+    .await;
+    match r {
+        Ok(n) => reply::integer(ctx.out, n as i64),
+        Err(msg) => ctx.error(&msg),
+    }
+    Flow::Continue
+}
+
+/// `SMOVE source destination member`: 1 when moved, 0 when `member` is
+/// not in `source`. Both keys' types are checked first, as Redis does.
+pub async fn smove(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
+    let (src, dst) = (args.bytes(1), args.bytes(2));
+    let member = args.get(3);
+    let max_len = ctx.server.config.limits.max_bulk_len;
+    let same = src == dst;
+    let r = ctx
+        .session
+        .modify_many(vec![src, dst], |found| {
+            let keep = vec![Change::Keep, Change::Keep];
+            let Some(source) = &found[0] else {
+                return (keep, Ok(0));
+            };
+            let mut from = match collection_of::<Set>(Some(source)) {
+                Ok(s) => s.unwrap_or_default(),
+                Err(msg) => return (keep, Err(msg)),
+            };
+            let mut to = match collection_of::<Set>(found[1].as_ref()) {
+                Ok(s) => s.unwrap_or_default(),
+                Err(msg) => return (keep, Err(msg)),
+            };
+            if same {
+                return (keep, Ok(i64::from(from.contains(member))));
+            }
+            if from.remove_many(&[member]) == 0 {
+                return (keep, Ok(0));
+            }
+            to.add_many([Bytes::copy_from_slice(member)]);
+            let changes = store(found[0].as_ref(), &from, max_len)
+                .and_then(|a| Ok(vec![a, store(found[1].as_ref(), &to, max_len)?]));
+            match changes {
+                Ok(changes) => (changes, Ok(1)),
+                Err(msg) => (keep, Err(msg)),
+            }
+        })
+        .await;
+    match r {
+        Ok(Ok(n)) => reply::integer(ctx.out, n),
+        Ok(Err(msg)) => ctx.error(&msg),
+        Err(e) => ctx.engine_error(&e),
+    }
+    Flow::Continue
+}
+
+/// `SPOP key [count]`: removes and replies one random member (or null),
+/// or with a count a set of up to that many.
+pub async fn spop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
+    if args.len() > 3 {
+        ctx.error(SYNTAX_ERROR);
+        return Flow::Continue;
+    }
+    let count = if args.len() == 3 {
+        match parse_i64(args.get(2)).filter(|&n| n >= 0) {
+            Some(n) => Some(n as u64),
+            None => {
+                ctx.error("ERR value is out of range, must be positive");
+                return Flow::Continue;
+            }
+        }
+    } else {
+        None
+    };
+    let r = collection::modify::<Set, _>(ctx, args.get(1), |s| {
+        let n = count.unwrap_or(1).min(s.len() as u64) as usize;
+        if n == 0 {
+            return Ok((Vec::new(), false));
+        }
+        let popped: Vec<Bytes> = if n == s.len() {
+            let all = s.iter().cloned().collect();
+            s.retain(|_| false);
+            all
+        } else if n == 1 {
+            vec![s.take(random_below(s.len()))]
+        } else {
+            // One pass, not one removal per pick: a large count must not
+            // cost its square.
+            let mut picked = vec![false; s.len()];
+            for i in distinct(s.len(), n) {
+                picked[i] = true;
+            }
+            let popped = s
+                .iter()
+                .zip(&picked)
+                .filter(|(_, &p)| p)
+                .map(|(m, _)| m.clone())
+                .collect();
+            let mut at = 0;
+            s.retain(|_| {
+                at += 1;
+                !picked[at - 1]
+            });
+            popped
+        };
+        Ok((popped, true))
+    })
+    .await;
+    match (r, count) {
+        (Err(msg), _) => ctx.error(&msg),
+        (Ok(popped), None) => ctx.bulk_or_null(popped.first().map(|m| &m[..])),
+        (Ok(popped), Some(_)) if popped.is_empty() => reply_empty(ctx),
+        (Ok(popped), Some(_)) => reply_members(ctx, popped.iter()),
+    }
+    Flow::Continue
+}

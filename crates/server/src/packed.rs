@@ -1,0 +1,181 @@
+//! The byte layout shared by the server's encodings of Redis collections
+//! ([`Hash`](crate::hash::Hash), [`List`](crate::list::List),
+//! [`Set`](crate::set::Set)) inside one engine value:
+//!
+//! ```text
+//! [version: u8][count: varint] then the items, each [len: varint][bytes]
+//! ```
+//!
+//! Varints are LEB128 (7 bits per byte, low first, at most 10 bytes for a
+//! `u64`), so a short item costs one length byte. Reading checks every
+//! length against the bytes left and never trusts a count to size an
+//! allocation: a corrupt value from a store is a [`Corrupt`] error, never
+//! a panic or a huge allocation. Items are slices of the stored buffer (no
+//! copy).
+//!
+//! ```
+//! use bytes::Bytes;
+//! use tiercache_server::packed::{decode_items, encode_items};
+//! let items = [Bytes::from("a"), Bytes::from(""), Bytes::from("ccc")];
+//! let raw = encode_items(items.iter());
+//! assert_eq!(&raw[..], b"\x01\x03\x01a\x00\x03ccc");
+//! assert_eq!(decode_items(&raw).unwrap(), items);
+//! assert!(decode_items(&raw.slice(..4)).is_err());
+//! ```
+
+use bytes::{BufMut, Bytes, BytesMut};
+
+/// The layout's version byte; anything else is [`Corrupt`].
+pub const VERSION: u8 = 1;
+
+/// A stored value that does not decode, and why.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Corrupt(pub &'static str);
+
+impl std::fmt::Display for Corrupt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+/// Reads the layout: a cursor over the stored bytes.
+pub struct Reader<'a> {
+    raw: &'a Bytes,
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    /// Checks the version byte and reads the item count, which must not
+    /// claim more than `per_item` items per byte left (every item takes at
+    /// least one length byte, a hash field and its value two).
+    pub fn open(raw: &'a Bytes, min_bytes_per_count: u64) -> Result<(Reader<'a>, usize), Corrupt> {
+        let mut r = Reader { raw, at: 0 };
+        if r.byte()? != VERSION {
+            return Err(Corrupt("unknown version"));
+        }
+        let count = r.varint()?;
+        if count > (raw.len() - r.at) as u64 / min_bytes_per_count {
+            return Err(Corrupt("item count exceeds the value"));
+        }
+        Ok((r, count as usize))
+    }
+
+    fn byte(&mut self) -> Result<u8, Corrupt> {
+        let b = *self.raw.get(self.at).ok_or(Corrupt("truncated"))?;
+        self.at += 1;
+        Ok(b)
+    }
+
+    fn varint(&mut self) -> Result<u64, Corrupt> {
+        let mut n: u64 = 0;
+        for shift in (0..64).step_by(7) {
+            let b = self.byte()?;
+            let bits = u64::from(b & 0x7f);
+            if shift == 63 && bits > 1 {
+                return Err(Corrupt("length overflows"));
+            }
+            n |= bits << shift;
+            if b & 0x80 == 0 {
+                return Ok(n);
+            }
+        }
+        Err(Corrupt("length overflows"))
+    }
+
+    /// The next item (a slice of the stored buffer).
+    pub fn item(&mut self) -> Result<Bytes, Corrupt> {
+        let len = self.varint()?;
+        let left = (self.raw.len() - self.at) as u64;
+        if len > left {
+            return Err(Corrupt("length exceeds the value"));
+        }
+        let end = self.at + len as usize;
+        let out = self.raw.slice(self.at..end);
+        self.at = end;
+        Ok(out)
+    }
+
+    /// Checks that nothing trails the last item.
+    pub fn finish(self) -> Result<(), Corrupt> {
+        if self.at != self.raw.len() {
+            return Err(Corrupt("trailing bytes"));
+        }
+        Ok(())
+    }
+}
+
+/// Writes the header for `count` entries into a buffer sized for
+/// `payload` more bytes.
+pub fn start(count: usize, payload: usize) -> BytesMut {
+    let mut out = BytesMut::with_capacity(1 + 10 + payload);
+    out.put_u8(VERSION);
+    put_varint(&mut out, count as u64);
+    out
+}
+
+/// Appends one item.
+pub fn put_item(out: &mut BytesMut, item: &[u8]) {
+    put_varint(out, item.len() as u64);
+    out.put_slice(item);
+}
+
+fn put_varint(out: &mut BytesMut, mut n: u64) {
+    while n >= 0x80 {
+        out.put_u8((n as u8) | 0x80);
+        n >>= 7;
+    }
+    out.put_u8(n as u8);
+}
+
+/// The stored form of a sequence of items.
+pub fn encode_items<'a>(items: impl ExactSizeIterator<Item = &'a Bytes> + Clone) -> Bytes {
+    let payload: usize = items.clone().map(|i| i.len() + 2).sum();
+    let mut out = start(items.len(), payload);
+    for i in items {
+        put_item(&mut out, i);
+    }
+    out.freeze()
+}
+
+/// Decodes a sequence of items written by [`encode_items`].
+pub fn decode_items(raw: &Bytes) -> Result<Vec<Bytes>, Corrupt> {
+    let (mut r, count) = Reader::open(raw, 1)?;
+    let mut items = Vec::with_capacity(count);
+    for _ in 0..count {
+        items.push(r.item()?);
+    }
+    r.finish()?;
+    Ok(items)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_cut_and_a_lying_count_are_errors() {
+        let items: Vec<Bytes> = (0..30).map(|i| Bytes::from("x".repeat(i * 7))).collect();
+        let good = encode_items(items.iter());
+        assert_eq!(decode_items(&good).unwrap(), items);
+        for cut in 0..good.len() {
+            assert!(decode_items(&good.slice(..cut)).is_err(), "cut at {cut}");
+        }
+        let mut trailing = good.to_vec();
+        trailing.push(0);
+        assert_eq!(
+            decode_items(&Bytes::from(trailing)),
+            Err(Corrupt("trailing bytes"))
+        );
+        let huge = Bytes::from_static(b"\x01\xff\xff\xff\xff\xff\xff\xff\xff\x7f");
+        assert_eq!(
+            decode_items(&huge),
+            Err(Corrupt("item count exceeds the value"))
+        );
+        let overflow = Bytes::from_static(b"\x01\x01\xff\xff\xff\xff\xff\xff\xff\xff\xff\x02");
+        assert_eq!(decode_items(&overflow), Err(Corrupt("length overflows")));
+        assert_eq!(
+            decode_items(&Bytes::from_static(b"\x02\x00")),
+            Err(Corrupt("unknown version"))
+        );
+    }
+}

@@ -1,0 +1,246 @@
+//! The encoding of a Redis set inside one engine value.
+//!
+//! A set is one [`Entry`](tiercache_engine::Entry) of kind
+//! [`ValueKind::Set`](tiercache_engine::ValueKind::Set) whose value is
+//! [`packed`](crate::packed)'s layout, one item per member. The engine and
+//! the stores carry it as opaque bytes.
+//!
+//! Order: a set whose members are all integers is kept sorted by value,
+//! as Redis lists an `intset`; any other set keeps insertion order (Redis's
+//! `hashtable` order is arbitrary, so any order is as good beyond the
+//! `intset` limit). A command decodes the whole set: membership is a
+//! scan while small, a temporary index beyond [`INDEX_ABOVE`] members
+//! touched at once.
+//!
+//! ```
+//! use tiercache_server::set::Set;
+//! let mut s = Set::default();
+//! assert_eq!(s.add_many(["3".into(), "1".into(), "3".into()]), 2);
+//! let back = Set::decode(&s.encode()).unwrap();
+//! assert_eq!(back.iter().collect::<Vec<_>>(), ["1", "3"]);
+//! assert_eq!(back.encoding(512), "intset");
+//! ```
+
+use crate::packed::{decode_items, encode_items, Corrupt};
+use bytes::Bytes;
+use std::collections::HashSet;
+use tiercache_engine::parse_i64;
+
+/// Redis's default `set-max-intset-entries`.
+pub const INTSET_MAX_ENTRIES: i64 = 512;
+
+/// Above this many members times members looked up, lookups go through a
+/// temporary hash index instead of a scan per member.
+pub const INDEX_ABOVE: usize = 256;
+
+/// A set's members (see the module doc for their order).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Set {
+    members: Vec<Bytes>,
+}
+
+impl Set {
+    /// Decodes a stored set (one pass, bounds-checked; slices of `raw`).
+    pub fn decode(raw: &Bytes) -> Result<Set, Corrupt> {
+        Ok(Set {
+            members: decode_items(raw)?,
+        })
+    }
+
+    /// The stored form.
+    pub fn encode(&self) -> Bytes {
+        encode_items(self.members.iter())
+    }
+
+    /// A set of `members` (repeats counted once).
+    pub fn from_members(members: impl IntoIterator<Item = Bytes>) -> Set {
+        let mut s = Set::default();
+        s.add_many(members);
+        s
+    }
+
+    /// Number of members.
+    pub fn len(&self) -> usize {
+        self.members.len()
+    }
+
+    /// True without members (such a set does not exist in Redis).
+    pub fn is_empty(&self) -> bool {
+        self.members.is_empty()
+    }
+
+    /// Members in order.
+    pub fn iter(&self) -> std::slice::Iter<'_, Bytes> {
+        self.members.iter()
+    }
+
+    /// The `i`th member.
+    pub fn at(&self, i: usize) -> Option<&Bytes> {
+        self.members.get(i)
+    }
+
+    /// True when `member` is in the set.
+    pub fn contains(&self, member: &[u8]) -> bool {
+        self.members.iter().any(|m| m == member)
+    }
+
+    /// For each of `members`, whether it is in the set.
+    pub fn contains_each(&self, members: &[&[u8]]) -> Vec<bool> {
+        if members.len() * self.members.len() <= INDEX_ABOVE * INDEX_ABOVE {
+            return members.iter().map(|m| self.contains(m)).collect();
+        }
+        let index = self.index();
+        members.iter().map(|m| index.contains(m)).collect()
+    }
+
+    /// A hash index of the members, for many lookups.
+    pub fn index(&self) -> HashSet<&[u8]> {
+        self.members.iter().map(|m| &m[..]).collect()
+    }
+
+    /// Adds `members` (repeats and members already there count once);
+    /// returns how many are new.
+    pub fn add_many(&mut self, members: impl IntoIterator<Item = Bytes>) -> usize {
+        let before = self.members.len();
+        let members: Vec<Bytes> = members.into_iter().collect();
+        if members.len() <= 16 && members.len() * before <= INDEX_ABOVE * INDEX_ABOVE {
+            for m in members {
+                if !self.contains(&m) {
+                    self.members.push(m);
+                }
+            }
+        } else {
+            let mut seen: HashSet<Bytes> = self.members.iter().cloned().collect();
+            for m in members {
+                if seen.insert(m.clone()) {
+                    self.members.push(m);
+                }
+            }
+        }
+        let added = self.members.len() - before;
+        if added > 0 {
+            self.order();
+        }
+        added
+    }
+
+    /// Removes `members`; returns how many were there.
+    pub fn remove_many(&mut self, members: &[&[u8]]) -> usize {
+        let before = self.members.len();
+        if members.len() * before <= INDEX_ABOVE * INDEX_ABOVE {
+            self.members.retain(|m| !members.contains(&&m[..]));
+        } else {
+            let gone: HashSet<&[u8]> = members.iter().copied().collect();
+            self.members.retain(|m| !gone.contains(&m[..]));
+        }
+        let removed = before - self.members.len();
+        if removed > 0 {
+            self.order();
+        }
+        removed
+    }
+
+    /// Removes and returns the member at `i`.
+    pub fn take(&mut self, i: usize) -> Bytes {
+        let m = self.members.remove(i);
+        self.order();
+        m
+    }
+
+    /// Keeps only the members for which `keep` is true.
+    pub fn retain(&mut self, keep: impl FnMut(&Bytes) -> bool) {
+        self.members.retain(keep);
+        self.order();
+    }
+
+    /// Redis's encoding for these contents (`OBJECT ENCODING`) under
+    /// `set-max-intset-entries`: `intset` while every member is an integer
+    /// and there are at most that many, else `hashtable` (Redis 7.0 has no
+    /// `listpack` sets).
+    pub fn encoding(&self, max_intset: i64) -> &'static str {
+        if self.is_intset(max_intset) {
+            "intset"
+        } else {
+            "hashtable"
+        }
+    }
+
+    fn is_intset(&self, max_intset: i64) -> bool {
+        i64::try_from(self.members.len()).is_ok_and(|n| n <= max_intset) && self.all_integers()
+    }
+
+    fn all_integers(&self) -> bool {
+        self.members.iter().all(|m| parse_i64(m).is_some())
+    }
+
+    /// Keeps a set of integers sorted by value (the module doc's order):
+    /// a removal can leave one unsorted, when its last string goes.
+    fn order(&mut self) {
+        if self.all_integers() {
+            self.members.sort_by_cached_key(|m| parse_i64(m));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn b(s: &str) -> Bytes {
+        Bytes::copy_from_slice(s.as_bytes())
+    }
+
+    #[test]
+    fn integers_sort_until_a_string_or_the_limit() {
+        let mut s = Set::from_members(["10", "-2", "3"].map(b));
+        assert_eq!(s.iter().collect::<Vec<_>>(), ["-2", "3", "10"]);
+        assert_eq!(s.encoding(512), "intset");
+        assert_eq!(s.encoding(2), "hashtable");
+        assert_eq!(s.add_many(["a", "1"].map(b)), 2);
+        assert_eq!(s.iter().collect::<Vec<_>>(), ["-2", "3", "10", "a", "1"]);
+        assert_eq!(s.encoding(512), "hashtable");
+        // Without its string, it is a set of integers again, in order.
+        assert_eq!(s.remove_many(&[b"a"]), 1);
+        assert_eq!(s.iter().collect::<Vec<_>>(), ["-2", "1", "3", "10"]);
+        // "01" is not an integer to Redis.
+        assert_eq!(Set::from_members(["01"].map(b)).encoding(512), "hashtable");
+    }
+
+    #[test]
+    fn large_adds_and_removes_agree_with_a_model() {
+        let mut s = Set::default();
+        let mut model = std::collections::BTreeSet::new();
+        for round in 0..20u32 {
+            let batch: Vec<Bytes> = (0..400u32)
+                .map(|i| b(&format!("m{}", (i * 7 + round * 13) % 900)))
+                .collect();
+            let fresh = batch.iter().filter(|m| !model.contains(*m)).count();
+            let fresh_distinct: HashSet<_> = batch.iter().filter(|m| !model.contains(*m)).collect();
+            assert!(fresh >= fresh_distinct.len());
+            assert_eq!(s.add_many(batch.clone()), fresh_distinct.len());
+            model.extend(batch);
+            let gone: Vec<Vec<u8>> = (0..300u32)
+                .map(|i| format!("m{}", (i * 11 + round) % 900).into_bytes())
+                .collect();
+            let gone_refs: Vec<&[u8]> = gone.iter().map(|g| &g[..]).collect();
+            let present: HashSet<&[u8]> = gone_refs
+                .iter()
+                .copied()
+                .filter(|g| model.contains(*g))
+                .collect();
+            assert_eq!(s.remove_many(&gone_refs), present.len());
+            for g in &gone {
+                model.remove(&g[..]);
+            }
+            assert_eq!(s.len(), model.len());
+        }
+        let back = Set::decode(&s.encode()).unwrap();
+        let got: std::collections::BTreeSet<Bytes> = back.iter().cloned().collect();
+        assert_eq!(got, model);
+        let probe: Vec<&[u8]> = vec![b"m1", b"nope"];
+        assert_eq!(
+            back.contains_each(&probe),
+            [model.contains(&b"m1"[..]), false]
+        );
+    }
+}
