@@ -1,8 +1,8 @@
 //! Protocol front ends for the tiercache engine: a Redis-protocol server
 //! (RESP2, and RESP3 after `HELLO 3`) whose every command runs against an
 //! [`Engine`] session. It answers the SPEC's string, hash and key-space
-//! commands with Redis 7's options, reply types and error wording, checked
-//! against a real `redis-server` by `tests/redis_diff.rs`.
+//! commands, lists and sets, with Redis 7's options, reply types and error
+//! wording, checked against a real `redis-server` by `tests/redis_diff.rs`.
 //!
 //! What it is not: no storage logic (that is `tiercache-engine`: tiers,
 //! write modes, journals) and no SQL or store client code (that is
@@ -22,9 +22,11 @@
 //!   and `COMMAND` specs; arity, `NOAUTH` and key-size checks happen once,
 //!   at dispatch.
 //! - [`glob`]: Redis's `stringmatchlen` (`KEYS`, `SCAN MATCH`, `CONFIG GET`).
-//! - [`hash`]: the encoding of a Redis hash inside one engine entry of kind
-//!   `ValueKind::Hash` (insertion order, one bounds-checked decoding pass);
-//!   the engine and the stores carry it as bytes and never decode it.
+//! - [`hash`], [`list`], [`set`]: the encodings of a Redis hash, list and
+//!   set inside one engine entry of kind `ValueKind::Hash`, `List`, `Set`,
+//!   over the shared layout of [`packed`] (one bounds-checked decoding
+//!   pass); the engine and the stores carry them as bytes and never decode
+//!   them.
 //! - [`listener`]: [`ListenAddr`], [`Listener`] and [`serve`]: accept loop,
 //!   client cap, clean shutdown.
 //! - [`shutdown`]: how connections learn that the server is stopping.

@@ -4,7 +4,7 @@
 //!
 //! A hash is one engine entry of kind `ValueKind::Hash` holding the
 //! [`Hash`](struct@Hash) encoding, read and written through
-//! [`collection`](super::collection): every write is one read-modify-write
+//! [`collection`]: every write is one read-modify-write
 //! under the key's lock, so concurrent `HINCRBY`s never lose an update; a
 //! key of another kind answers `WRONGTYPE`; a hash left without fields is
 //! deleted, as in Redis.
