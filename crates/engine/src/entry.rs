@@ -76,18 +76,21 @@ pub enum ValueKind {
     List,
     /// A Redis set, in the server's own encoding.
     Set,
+    /// A Redis sorted set, in the server's own encoding.
+    ZSet,
 }
 
 impl ValueKind {
     /// The kind's persisted code: 0 for `String` (so every format written
     /// before kinds existed reads as strings), 1 for `Hash`, 2 for `List`,
-    /// 3 for `Set`. Fixed forever.
+    /// 3 for `Set`, 4 for `ZSet`. Fixed forever.
     pub fn code(self) -> u8 {
         match self {
             ValueKind::String => 0,
             ValueKind::Hash => 1,
             ValueKind::List => 2,
             ValueKind::Set => 3,
+            ValueKind::ZSet => 4,
         }
     }
 
@@ -99,6 +102,7 @@ impl ValueKind {
             1 => Some(ValueKind::Hash),
             2 => Some(ValueKind::List),
             3 => Some(ValueKind::Set),
+            4 => Some(ValueKind::ZSet),
             _ => None,
         }
     }

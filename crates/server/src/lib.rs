@@ -90,6 +90,7 @@ pub mod resp;
 pub mod set;
 pub mod shutdown;
 pub mod state;
+pub mod zset;
 
 pub use busy_poll::BusyPoll;
 pub use config::ServerConfig;

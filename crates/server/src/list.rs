@@ -75,6 +75,27 @@ impl List {
     }
 }
 
+/// Redis's `start`/`stop` sanitizing over `len` items (inclusive ends,
+/// negative counting from the end; `LRANGE`, `LTRIM`, `ZRANGE`,
+/// `ZREMRANGEBYRANK`): the positions covered, empty when none.
+pub fn rank_span(len: usize, start: i64, stop: i64) -> std::ops::Range<usize> {
+    let len = len as i64;
+    let start = if start < 0 {
+        (len + start).max(0)
+    } else {
+        start
+    };
+    let stop = if stop < 0 {
+        len + stop
+    } else {
+        stop.min(len - 1)
+    };
+    if start > stop || start >= len {
+        return 0..0;
+    }
+    start as usize..stop as usize + 1
+}
+
 impl Deref for List {
     type Target = VecDeque<Bytes>;
     fn deref(&self) -> &VecDeque<Bytes> {

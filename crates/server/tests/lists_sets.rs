@@ -1,4 +1,4 @@
-//! Lists and sets over real TCP, beyond the differential script
+//! Lists, sets and sorted sets over real TCP, beyond the differential script
 //! (`redis_diff.rs`): concurrent writers lose no update, moves between
 //! keys neither lose nor duplicate an element, a corrupt stored value
 //! answers an error (the server stays up), a collection cannot grow past
@@ -28,6 +28,10 @@ async fn concurrent_pushes_and_adds_lose_no_update() {
                     assert!(matches!(r, Reply::Int(_)), "{r:?}");
                     let r = client.cmd(&["SADD", "set", &item, "shared"]).await;
                     assert!(matches!(r, Reply::Int(_)), "{r:?}");
+                    let r = client.cmd(&["ZINCRBY", "board", "0.5", "shared"]).await;
+                    assert!(matches!(r, Reply::Bulk(_)), "{r:?}");
+                    let r = client.cmd(&["ZADD", "board", "1", &item]).await;
+                    assert!(matches!(r, Reply::Int(1)), "{r:?}");
                 }
             })
         })
@@ -38,6 +42,11 @@ async fn concurrent_pushes_and_adds_lose_no_update() {
     let mut c = server.client().await;
     assert_eq!(c.cmd(&["LLEN", "list"]).await, Reply::Int(1000));
     assert_eq!(c.cmd(&["SCARD", "set"]).await, Reply::Int(1001));
+    assert_eq!(c.cmd(&["ZCARD", "board"]).await, Reply::Int(1001));
+    assert_eq!(
+        c.cmd(&["ZSCORE", "board", "shared"]).await,
+        Reply::bulk("500")
+    );
     server.shutdown().await;
 }
 
@@ -101,7 +110,7 @@ async fn moves_between_keys_keep_every_element_exactly_once() {
 }
 
 #[tokio::test]
-async fn corrupt_list_and_set_values_are_error_replies_not_crashes() {
+async fn corrupt_list_set_and_zset_values_are_error_replies_not_crashes() {
     let server = TestServer::start().await;
     let mut s = server.engine.session();
     // Counts that claim more items than the bytes hold.
@@ -113,6 +122,11 @@ async fn corrupt_list_and_set_values_are_error_replies_not_crashes() {
         (
             "badset".into(),
             Entry::with_kind(&b"\x01\x09\x01f"[..], None, 0, ValueKind::Set),
+        ),
+        // A score of 7 bytes instead of 8.
+        (
+            "badzset".into(),
+            Entry::with_kind(&b"\x01\x01\x01m\x07abcdefg"[..], None, 0, ValueKind::ZSet),
         ),
     ])
     .await
@@ -151,7 +165,10 @@ async fn corrupt_list_and_set_values_are_error_replies_not_crashes() {
         Reply::Simple("list".into())
     );
     assert_eq!(c.cmd(&["EXISTS", "other", "dst"]).await, Reply::Int(0));
-    assert_eq!(c.cmd(&["DEL", "badlist", "badset"]).await, Reply::Int(2));
+    assert_eq!(
+        c.cmd(&["DEL", "badlist", "badset", "badzset"]).await,
+        Reply::Int(3)
+    );
     assert_eq!(c.cmd(&["PING"]).await, Reply::Simple("PONG".into()));
     server.shutdown().await;
 }

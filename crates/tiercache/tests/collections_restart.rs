@@ -1,8 +1,8 @@
-//! Redis hashes, lists and sets survive restarts of the real server on the
+//! Redis hashes, lists, sets and sorted sets survive restarts of the real server on the
 //! default configuration (write-back, SQLite): through SQLite after a
 //! SIGTERM flush, and through the write-back journal after a SIGKILL
 //! before any flush. `TYPE` names each type afterwards, and hash field
-//! order, list order and intset order are kept.
+//! order, list order, intset order and scores are kept.
 
 mod support;
 
@@ -13,7 +13,7 @@ fn bulk(s: &str) -> Reply {
     Reply::Bulk(Some(s.as_bytes().to_vec()))
 }
 
-/// Writes the hash, list and set every test checks, and a string for contrast.
+/// Writes the hash, list, set and sorted set every test checks, and a string for contrast.
 fn write_collections(server: &Server) {
     let mut client = server.client();
     let replies = client.pipeline(&[
@@ -30,6 +30,9 @@ fn write_collections(server: &Server) {
         &[b"LPOP", b"queue"],
         &[b"SADD", b"tags", b"30", b"1", b"x"],
         &[b"SREM", b"tags", b"x"],
+        &[
+            b"ZADD", b"board", b"2.5", b"bo", b"1", b"al", b"-inf", b"cy",
+        ],
     ]);
     assert_eq!(
         replies,
@@ -45,6 +48,7 @@ fn write_collections(server: &Server) {
             bulk("a"),
             Reply::Int(3),
             Reply::Int(1),
+            Reply::Int(3),
         ]
     );
 }
@@ -110,6 +114,13 @@ fn check_collections(server: &Server, how: &str) {
         Reply::Simple("set".into()),
         "{how}"
     );
+    assert_eq!(
+        client.call(&[b"ZRANGE", b"board", b"0", b"-1", b"WITHSCORES"]),
+        Reply::Array(Some(
+            ["cy", "-inf", "al", "1", "bo", "2.5"].map(bulk).to_vec()
+        )),
+        "{how}: sorted set order and scores"
+    );
 }
 
 #[test]
@@ -125,11 +136,24 @@ fn collections_survive_a_sigterm_through_sqlite() {
         use tiercache::Store;
         let store = tiercache::stores::SqliteStore::open("check", &data.join("tiercache.db"), "kv")
             .unwrap();
-        let keys = ["user:1".into(), "queue".into(), "tags".into()];
+        let keys = [
+            "user:1".into(),
+            "queue".into(),
+            "tags".into(),
+            "board".into(),
+        ];
         let got = store.get_many(&keys).await.unwrap();
         let kinds: Vec<_> = got.iter().map(|e| e.as_ref().unwrap().kind).collect();
         use tiercache::engine::ValueKind;
-        assert_eq!(kinds, [ValueKind::Hash, ValueKind::List, ValueKind::Set]);
+        assert_eq!(
+            kinds,
+            [
+                ValueKind::Hash,
+                ValueKind::List,
+                ValueKind::Set,
+                ValueKind::ZSet
+            ]
+        );
     });
     let server = Server::start(&data);
     check_collections(&server, "after SIGTERM");

@@ -16,6 +16,7 @@ use crate::hash::Hash;
 use crate::list::List;
 use crate::packed::Corrupt;
 use crate::set::Set;
+use crate::zset::ZSet;
 use bytes::Bytes;
 use tiercache_engine::{Change, Entry, ValueKind};
 
@@ -72,6 +73,20 @@ impl Collection for Set {
     }
     fn is_empty(&self) -> bool {
         Set::is_empty(self)
+    }
+}
+
+impl Collection for ZSet {
+    const KIND: ValueKind = ValueKind::ZSet;
+    const NAME: &'static str = "zset";
+    fn decode(raw: &Bytes) -> Result<Self, Corrupt> {
+        ZSet::decode(raw)
+    }
+    fn encode(&self) -> Bytes {
+        ZSet::encode(self)
+    }
+    fn is_empty(&self) -> bool {
+        ZSet::is_empty(self)
     }
 }
 

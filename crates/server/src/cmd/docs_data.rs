@@ -2401,4 +2401,701 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
             ]),
         ])),
     ])),
+    ("zadd", M(&[
+        ("summary", S("Add one or more members to a sorted set, or update its score if it already exists")),
+        ("since", S("1.2.0")),
+        ("group", S("sorted-set")),
+        ("complexity", S("O(log(N)) for each item added, where N is the number of elements in the sorted set.")),
+        ("history", T(&[A(&[
+                S("2.4.0"),
+                S("Accepts multiple elements."),
+            ]), A(&[
+                S("3.0.2"),
+                S("Added the `XX`, `NX`, `CH` and `INCR` options."),
+            ]), A(&[
+                S("6.2.0"),
+                S("Added the `GT` and `LT` options."),
+            ])])),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("condition")),
+                ("type", S("oneof")),
+                ("since", S("3.0.2")),
+                ("flags", T(&[P("optional")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("nx")),
+                        ("type", S("pure-token")),
+                        ("token", S("NX")),
+                    ]),
+                    M(&[
+                        ("name", S("xx")),
+                        ("type", S("pure-token")),
+                        ("token", S("XX")),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("comparison")),
+                ("type", S("oneof")),
+                ("since", S("6.2.0")),
+                ("flags", T(&[P("optional")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("gt")),
+                        ("type", S("pure-token")),
+                        ("token", S("GT")),
+                    ]),
+                    M(&[
+                        ("name", S("lt")),
+                        ("type", S("pure-token")),
+                        ("token", S("LT")),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("change")),
+                ("type", S("pure-token")),
+                ("token", S("CH")),
+                ("since", S("3.0.2")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("increment")),
+                ("type", S("pure-token")),
+                ("token", S("INCR")),
+                ("since", S("3.0.2")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("score_member")),
+                ("type", S("block")),
+                ("flags", T(&[P("multiple")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("score")),
+                        ("type", S("double")),
+                    ]),
+                    M(&[
+                        ("name", S("member")),
+                        ("type", S("string")),
+                    ]),
+                ])),
+            ]),
+        ])),
+    ])),
+    ("zcard", M(&[
+        ("summary", S("Get the number of members in a sorted set")),
+        ("since", S("1.2.0")),
+        ("group", S("sorted-set")),
+        ("complexity", S("O(1)")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+        ])),
+    ])),
+    ("zcount", M(&[
+        ("summary", S("Count the members in a sorted set with scores within the given values")),
+        ("since", S("2.0.0")),
+        ("group", S("sorted-set")),
+        ("complexity", S("O(log(N)) with N being the number of elements in the sorted set.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("min")),
+                ("type", S("double")),
+            ]),
+            M(&[
+                ("name", S("max")),
+                ("type", S("double")),
+            ]),
+        ])),
+    ])),
+    ("zincrby", M(&[
+        ("summary", S("Increment the score of a member in a sorted set")),
+        ("since", S("1.2.0")),
+        ("group", S("sorted-set")),
+        ("complexity", S("O(log(N)) where N is the number of elements in the sorted set.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("increment")),
+                ("type", S("integer")),
+            ]),
+            M(&[
+                ("name", S("member")),
+                ("type", S("string")),
+            ]),
+        ])),
+    ])),
+    ("zlexcount", M(&[
+        ("summary", S("Count the number of members in a sorted set between a given lexicographical range")),
+        ("since", S("2.8.9")),
+        ("group", S("sorted-set")),
+        ("complexity", S("O(log(N)) with N being the number of elements in the sorted set.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("min")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("max")),
+                ("type", S("string")),
+            ]),
+        ])),
+    ])),
+    ("zmscore", M(&[
+        ("summary", S("Get the score associated with the given members in a sorted set")),
+        ("since", S("6.2.0")),
+        ("group", S("sorted-set")),
+        ("complexity", S("O(N) where N is the number of members being requested.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("member")),
+                ("type", S("string")),
+                ("flags", T(&[P("multiple")])),
+            ]),
+        ])),
+    ])),
+    ("zpopmax", M(&[
+        ("summary", S("Remove and return members with the highest scores in a sorted set")),
+        ("since", S("5.0.0")),
+        ("group", S("sorted-set")),
+        ("complexity", S("O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("count")),
+                ("type", S("integer")),
+                ("flags", T(&[P("optional")])),
+            ]),
+        ])),
+    ])),
+    ("zpopmin", M(&[
+        ("summary", S("Remove and return members with the lowest scores in a sorted set")),
+        ("since", S("5.0.0")),
+        ("group", S("sorted-set")),
+        ("complexity", S("O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("count")),
+                ("type", S("integer")),
+                ("flags", T(&[P("optional")])),
+            ]),
+        ])),
+    ])),
+    ("zrandmember", M(&[
+        ("summary", S("Get one or multiple random elements from a sorted set")),
+        ("since", S("6.2.0")),
+        ("group", S("sorted-set")),
+        ("complexity", S("O(N) where N is the number of elements returned")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("options")),
+                ("type", S("block")),
+                ("flags", T(&[P("optional")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("count")),
+                        ("type", S("integer")),
+                    ]),
+                    M(&[
+                        ("name", S("withscores")),
+                        ("type", S("pure-token")),
+                        ("token", S("WITHSCORES")),
+                        ("flags", T(&[P("optional")])),
+                    ]),
+                ])),
+            ]),
+        ])),
+    ])),
+    ("zrange", M(&[
+        ("summary", S("Return a range of members in a sorted set")),
+        ("since", S("1.2.0")),
+        ("group", S("sorted-set")),
+        ("complexity", S("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements returned.")),
+        ("history", T(&[A(&[
+                S("6.2.0"),
+                S("Added the `REV`, `BYSCORE`, `BYLEX` and `LIMIT` options."),
+            ])])),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("start")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("stop")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("sortby")),
+                ("type", S("oneof")),
+                ("since", S("6.2.0")),
+                ("flags", T(&[P("optional")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("byscore")),
+                        ("type", S("pure-token")),
+                        ("token", S("BYSCORE")),
+                    ]),
+                    M(&[
+                        ("name", S("bylex")),
+                        ("type", S("pure-token")),
+                        ("token", S("BYLEX")),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("rev")),
+                ("type", S("pure-token")),
+                ("token", S("REV")),
+                ("since", S("6.2.0")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("offset_count")),
+                ("type", S("block")),
+                ("token", S("LIMIT")),
+                ("since", S("6.2.0")),
+                ("flags", T(&[P("optional")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("offset")),
+                        ("type", S("integer")),
+                    ]),
+                    M(&[
+                        ("name", S("count")),
+                        ("type", S("integer")),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("withscores")),
+                ("type", S("pure-token")),
+                ("token", S("WITHSCORES")),
+                ("flags", T(&[P("optional")])),
+            ]),
+        ])),
+    ])),
+    ("zrangebylex", M(&[
+        ("summary", S("Return a range of members in a sorted set, by lexicographical range")),
+        ("since", S("2.8.9")),
+        ("group", S("sorted-set")),
+        ("complexity", S("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).")),
+        ("doc_flags", T(&[P("deprecated")])),
+        ("deprecated_since", S("6.2.0")),
+        ("replaced_by", S("`ZRANGE` with the `BYLEX` argument")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("min")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("max")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("offset_count")),
+                ("type", S("block")),
+                ("token", S("LIMIT")),
+                ("flags", T(&[P("optional")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("offset")),
+                        ("type", S("integer")),
+                    ]),
+                    M(&[
+                        ("name", S("count")),
+                        ("type", S("integer")),
+                    ]),
+                ])),
+            ]),
+        ])),
+    ])),
+    ("zrangebyscore", M(&[
+        ("summary", S("Return a range of members in a sorted set, by score")),
+        ("since", S("1.0.5")),
+        ("group", S("sorted-set")),
+        ("complexity", S("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).")),
+        ("doc_flags", T(&[P("deprecated")])),
+        ("deprecated_since", S("6.2.0")),
+        ("replaced_by", S("`ZRANGE` with the `BYSCORE` argument")),
+        ("history", T(&[A(&[
+                S("2.0.0"),
+                S("Added the `WITHSCORES` modifier."),
+            ])])),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("min")),
+                ("type", S("double")),
+            ]),
+            M(&[
+                ("name", S("max")),
+                ("type", S("double")),
+            ]),
+            M(&[
+                ("name", S("withscores")),
+                ("type", S("pure-token")),
+                ("token", S("WITHSCORES")),
+                ("since", S("2.0.0")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("offset_count")),
+                ("type", S("block")),
+                ("token", S("LIMIT")),
+                ("flags", T(&[P("optional")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("offset")),
+                        ("type", S("integer")),
+                    ]),
+                    M(&[
+                        ("name", S("count")),
+                        ("type", S("integer")),
+                    ]),
+                ])),
+            ]),
+        ])),
+    ])),
+    ("zrank", M(&[
+        ("summary", S("Determine the index of a member in a sorted set")),
+        ("since", S("2.0.0")),
+        ("group", S("sorted-set")),
+        ("complexity", S("O(log(N))")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("member")),
+                ("type", S("string")),
+            ]),
+        ])),
+    ])),
+    ("zrem", M(&[
+        ("summary", S("Remove one or more members from a sorted set")),
+        ("since", S("1.2.0")),
+        ("group", S("sorted-set")),
+        ("complexity", S("O(M*log(N)) with N being the number of elements in the sorted set and M the number of elements to be removed.")),
+        ("history", T(&[A(&[
+                S("2.4.0"),
+                S("Accepts multiple elements."),
+            ])])),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("member")),
+                ("type", S("string")),
+                ("flags", T(&[P("multiple")])),
+            ]),
+        ])),
+    ])),
+    ("zremrangebylex", M(&[
+        ("summary", S("Remove all members in a sorted set between the given lexicographical range")),
+        ("since", S("2.8.9")),
+        ("group", S("sorted-set")),
+        ("complexity", S("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("min")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("max")),
+                ("type", S("string")),
+            ]),
+        ])),
+    ])),
+    ("zremrangebyrank", M(&[
+        ("summary", S("Remove all members in a sorted set within the given indexes")),
+        ("since", S("2.0.0")),
+        ("group", S("sorted-set")),
+        ("complexity", S("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("start")),
+                ("type", S("integer")),
+            ]),
+            M(&[
+                ("name", S("stop")),
+                ("type", S("integer")),
+            ]),
+        ])),
+    ])),
+    ("zremrangebyscore", M(&[
+        ("summary", S("Remove all members in a sorted set within the given scores")),
+        ("since", S("1.2.0")),
+        ("group", S("sorted-set")),
+        ("complexity", S("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("min")),
+                ("type", S("double")),
+            ]),
+            M(&[
+                ("name", S("max")),
+                ("type", S("double")),
+            ]),
+        ])),
+    ])),
+    ("zrevrange", M(&[
+        ("summary", S("Return a range of members in a sorted set, by index, with scores ordered from high to low")),
+        ("since", S("1.2.0")),
+        ("group", S("sorted-set")),
+        ("complexity", S("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements returned.")),
+        ("doc_flags", T(&[P("deprecated")])),
+        ("deprecated_since", S("6.2.0")),
+        ("replaced_by", S("`ZRANGE` with the `REV` argument")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("start")),
+                ("type", S("integer")),
+            ]),
+            M(&[
+                ("name", S("stop")),
+                ("type", S("integer")),
+            ]),
+            M(&[
+                ("name", S("withscores")),
+                ("type", S("pure-token")),
+                ("token", S("WITHSCORES")),
+                ("flags", T(&[P("optional")])),
+            ]),
+        ])),
+    ])),
+    ("zrevrangebylex", M(&[
+        ("summary", S("Return a range of members in a sorted set, by lexicographical range, ordered from higher to lower strings.")),
+        ("since", S("2.8.9")),
+        ("group", S("sorted-set")),
+        ("complexity", S("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).")),
+        ("doc_flags", T(&[P("deprecated")])),
+        ("deprecated_since", S("6.2.0")),
+        ("replaced_by", S("`ZRANGE` with the `REV` and `BYLEX` arguments")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("max")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("min")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("offset_count")),
+                ("type", S("block")),
+                ("token", S("LIMIT")),
+                ("flags", T(&[P("optional")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("offset")),
+                        ("type", S("integer")),
+                    ]),
+                    M(&[
+                        ("name", S("count")),
+                        ("type", S("integer")),
+                    ]),
+                ])),
+            ]),
+        ])),
+    ])),
+    ("zrevrangebyscore", M(&[
+        ("summary", S("Return a range of members in a sorted set, by score, with scores ordered from high to low")),
+        ("since", S("2.2.0")),
+        ("group", S("sorted-set")),
+        ("complexity", S("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).")),
+        ("doc_flags", T(&[P("deprecated")])),
+        ("deprecated_since", S("6.2.0")),
+        ("replaced_by", S("`ZRANGE` with the `REV` and `BYSCORE` arguments")),
+        ("history", T(&[A(&[
+                S("2.1.6"),
+                S("`min` and `max` can be exclusive."),
+            ])])),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("max")),
+                ("type", S("double")),
+            ]),
+            M(&[
+                ("name", S("min")),
+                ("type", S("double")),
+            ]),
+            M(&[
+                ("name", S("withscores")),
+                ("type", S("pure-token")),
+                ("token", S("WITHSCORES")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("offset_count")),
+                ("type", S("block")),
+                ("token", S("LIMIT")),
+                ("flags", T(&[P("optional")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("offset")),
+                        ("type", S("integer")),
+                    ]),
+                    M(&[
+                        ("name", S("count")),
+                        ("type", S("integer")),
+                    ]),
+                ])),
+            ]),
+        ])),
+    ])),
+    ("zrevrank", M(&[
+        ("summary", S("Determine the index of a member in a sorted set, with scores ordered from high to low")),
+        ("since", S("2.0.0")),
+        ("group", S("sorted-set")),
+        ("complexity", S("O(log(N))")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("member")),
+                ("type", S("string")),
+            ]),
+        ])),
+    ])),
+    ("zscan", M(&[
+        ("summary", S("Incrementally iterate sorted sets elements and associated scores")),
+        ("since", S("2.8.0")),
+        ("group", S("sorted-set")),
+        ("complexity", S("O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("cursor")),
+                ("type", S("integer")),
+            ]),
+            M(&[
+                ("name", S("pattern")),
+                ("type", S("pattern")),
+                ("token", S("MATCH")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("count")),
+                ("type", S("integer")),
+                ("token", S("COUNT")),
+                ("flags", T(&[P("optional")])),
+            ]),
+        ])),
+    ])),
+    ("zscore", M(&[
+        ("summary", S("Get the score associated with the given member in a sorted set")),
+        ("since", S("1.2.0")),
+        ("group", S("sorted-set")),
+        ("complexity", S("O(1)")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("member")),
+                ("type", S("string")),
+            ]),
+        ])),
+    ])),
 ];

@@ -1,4 +1,4 @@
-//! `TYPE key`: `string`, `hash`, `list` or `set` for an existing key (its
+//! `TYPE key`: `string`, `hash`, `list`, `set` or `zset` for an existing key (its
 //! [`ValueKind`]), `none` otherwise.
 
 use super::{Args, Ctx, Flow};
@@ -21,5 +21,6 @@ pub fn type_name(kind: ValueKind) -> &'static str {
         ValueKind::Hash => "hash",
         ValueKind::List => "list",
         ValueKind::Set => "set",
+        ValueKind::ZSet => "zset",
     }
 }

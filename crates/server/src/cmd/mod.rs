@@ -61,6 +61,7 @@ pub mod sets;
 mod table;
 mod time;
 mod ttl;
+pub mod zset;
 
 pub use crate::glob::glob_match;
 pub use crate::resp::parse_i64;
@@ -386,6 +387,39 @@ pub async fn execute(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Cmd::SUnionStore => sets::algebra::combine_store(args, ctx, sets::algebra::Op::Union).await,
         Cmd::SDiffStore => sets::algebra::combine_store(args, ctx, sets::algebra::Op::Diff).await,
         Cmd::SInterCard => sets::algebra::sintercard(args, ctx).await,
+        Cmd::ZAdd => zset::write::zadd(args, ctx, false).await,
+        Cmd::ZIncrBy => zset::write::zadd(args, ctx, true).await,
+        Cmd::ZRem => zset::write::zrem(args, ctx).await,
+        Cmd::ZPopMin => zset::write::zpop(args, ctx, false).await,
+        Cmd::ZPopMax => zset::write::zpop(args, ctx, true).await,
+        Cmd::ZRemRangeByRank => zset::write::zremrange(args, ctx, zset::write::By::Rank).await,
+        Cmd::ZRemRangeByScore => zset::write::zremrange(args, ctx, zset::write::By::Score).await,
+        Cmd::ZRemRangeByLex => zset::write::zremrange(args, ctx, zset::write::By::Lex).await,
+        Cmd::ZCard => zset::read::zcard(args, ctx).await,
+        Cmd::ZScore => zset::read::zscore(args, ctx).await,
+        Cmd::ZMScore => zset::read::zmscore(args, ctx).await,
+        Cmd::ZRank => zset::read::zrank(args, ctx, false).await,
+        Cmd::ZRevRank => zset::read::zrank(args, ctx, true).await,
+        Cmd::ZCount => zset::read::zcount(args, ctx, false).await,
+        Cmd::ZLexCount => zset::read::zcount(args, ctx, true).await,
+        Cmd::ZRandMember => zset::read::zrandmember(args, ctx).await,
+        Cmd::ZScan => zset::read::zscan(args, ctx).await,
+        Cmd::ZRange => zset::range::zrange(args, ctx, zset::range::RangeBy::Auto, None).await,
+        Cmd::ZRevRange => {
+            zset::range::zrange(args, ctx, zset::range::RangeBy::Rank, Some(true)).await
+        }
+        Cmd::ZRangeByScore => {
+            zset::range::zrange(args, ctx, zset::range::RangeBy::Score, Some(false)).await
+        }
+        Cmd::ZRevRangeByScore => {
+            zset::range::zrange(args, ctx, zset::range::RangeBy::Score, Some(true)).await
+        }
+        Cmd::ZRangeByLex => {
+            zset::range::zrange(args, ctx, zset::range::RangeBy::Lex, Some(false)).await
+        }
+        Cmd::ZRevRangeByLex => {
+            zset::range::zrange(args, ctx, zset::range::RangeBy::Lex, Some(true)).await
+        }
         Cmd::Multi => multi::multi(args, ctx).await,
         Cmd::Exec => multi::exec(args, ctx).await,
         Cmd::Discard => multi::discard(args, ctx).await,

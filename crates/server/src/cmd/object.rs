@@ -10,12 +10,16 @@
 //! Redis would have built for these contents). A list is a `quicklist`
 //! (Redis 7.0's only list encoding); a set is an `intset` while all its
 //! members are integers and at most `set-max-intset-entries` (512) of
-//! them, `hashtable` beyond, on the same terms as a hash.
+//! them, `hashtable` beyond, on the same terms as a hash; a sorted set
+//! `listpack` while it has at most `zset-max-listpack-entries` (128)
+//! members of at most `zset-max-listpack-value` bytes (64), `skiplist`
+//! beyond.
 
 use super::{arity_error, parse_i64, unknown_subcommand, Args, Ctx, Flow};
 use crate::hash::{Hash, LISTPACK_MAX_ENTRIES, LISTPACK_MAX_VALUE};
 use crate::resp::reply;
 use crate::set::{Set, INTSET_MAX_ENTRIES};
+use crate::zset::{self, ZSet};
 use tiercache_engine::ValueKind;
 
 /// Redis's `OBJ_ENCODING_EMBSTR_SIZE_LIMIT`.
@@ -61,6 +65,18 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
                 reply::bulk(ctx.out, s.encoding(max).as_bytes())
             }
             Err(c) => ctx.error(&format!("ERR corrupt set value: {c}")),
+        },
+        Ok(Some(e)) if e.kind == ValueKind::ZSet => match ZSet::decode(&e.value) {
+            Ok(z) => {
+                let entries = ctx
+                    .server
+                    .tunable("zset-max-listpack-entries", zset::LISTPACK_MAX_ENTRIES);
+                let value = ctx
+                    .server
+                    .tunable("zset-max-listpack-value", zset::LISTPACK_MAX_VALUE);
+                reply::bulk(ctx.out, z.encoding(entries, value).as_bytes())
+            }
+            Err(c) => ctx.error(&format!("ERR corrupt zset value: {c}")),
         },
         Ok(Some(e)) => {
             let enc = ctx

@@ -132,16 +132,10 @@ pub fn set(out: &mut BytesMut, n: usize, proto: Proto) {
     header(out, if proto == Proto::Resp3 { b'~' } else { b'*' }, n);
 }
 
-/// A double (`,1.5`); a bulk string in RESP2. Formatted as Redis does
-/// (`%.17g`): `inf`, `-inf`, `nan`, or the shortest exact decimal.
+/// A double (`,1.5`); a bulk string in RESP2. Formatted as Redis 7.0's
+/// `addReplyDouble` does ([`format_g17`]).
 pub fn double(out: &mut BytesMut, v: f64, proto: Proto) {
-    let text = if v.is_nan() {
-        "nan".to_string()
-    } else if v.is_infinite() {
-        if v > 0.0 { "inf" } else { "-inf" }.to_string()
-    } else {
-        format!("{v}")
-    };
+    let text = format_g17(v);
     match proto {
         Proto::Resp2 => bulk(out, text.as_bytes()),
         Proto::Resp3 => {
@@ -150,6 +144,69 @@ pub fn double(out: &mut BytesMut, v: f64, proto: Proto) {
             out.put_slice(b"\r\n");
         }
     }
+}
+
+/// `v` as C's `printf("%.17g")` prints it (Redis 7.0's replies of
+/// doubles: `0.1` is `0.10000000000000001`, `1e+21`), with `inf`, `-inf`
+/// and `nan` spelled as Redis spells them.
+///
+/// ```
+/// use tiercache_server::resp::reply::format_g17;
+/// assert_eq!(format_g17(1.5), "1.5");
+/// assert_eq!(format_g17(0.1), "0.10000000000000001");
+/// assert_eq!(format_g17(1e21), "1e+21");
+/// assert_eq!(format_g17(1e-5), "1.0000000000000001e-05");
+/// assert_eq!(format_g17(123456789.0), "123456789");
+/// assert_eq!(format_g17(123456789012345678.0), "1.2345678901234568e+17");
+/// assert_eq!(format_g17(-0.0), "-0");
+/// ```
+pub fn format_g17(v: f64) -> String {
+    if v.is_nan() {
+        return "nan".into();
+    }
+    if v.is_infinite() {
+        return if v > 0.0 { "inf" } else { "-inf" }.into();
+    }
+    if v == 0.0 {
+        return if v.is_sign_negative() { "-0" } else { "0" }.into();
+    }
+    // 17 significant digits, rounded once; %g then picks the notation from
+    // that rounding's exponent.
+    let sci = format!("{v:.16e}");
+    let (mantissa, exp) = sci.split_once('e').expect("{:e} has an exponent");
+    let exp: i32 = exp.parse().expect("{:e} exponent");
+    let strip = |s: &str| -> String {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s.to_string()
+        }
+    };
+    if !(-4..17).contains(&exp) {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{}e{sign}{:02}", strip(mantissa), exp.abs())
+    } else {
+        strip(&format!("{v:.*}", (16 - exp) as usize))
+    }
+}
+
+/// `v` as Redis 7.0's `d2string` writes it (the text of a score in a
+/// listpack, which `ZSCAN` replies): an integral value within ±2^62 as an
+/// integer, anything else as [`format_g17`].
+///
+/// ```
+/// use tiercache_server::resp::reply::format_d2string;
+/// assert_eq!(format_d2string(123456789012345678.0), "123456789012345680");
+/// assert_eq!(format_d2string(1e21), "1e+21");
+/// assert_eq!(format_d2string(0.5), "0.5");
+/// ```
+pub fn format_d2string(v: f64) -> String {
+    // Redis's double2ll: within ±LLONG_MAX/2 and integral.
+    let half = (i64::MAX / 2) as f64;
+    if v != 0.0 && (-half..=half).contains(&v) && v == (v as i64) as f64 {
+        return (v as i64).to_string();
+    }
+    format_g17(v)
 }
 
 /// A boolean (`#t` / `#f`); the integer 1 or 0 in RESP2.

@@ -7,10 +7,12 @@ mod hash;
 mod list;
 mod multi;
 mod set;
+mod zset;
 pub use hash::hash_script;
 pub use list::list_script;
 pub use multi::transactions_script;
 pub use set::set_script;
+pub use zset::zset_script;
 
 /// How two replies are compared.
 #[derive(Clone, Copy, Debug)]

@@ -1,0 +1,267 @@
+//! The sorted set commands that write: `ZADD`, `ZINCRBY`, `ZREM`,
+//! `ZPOPMIN`, `ZPOPMAX` and `ZREMRANGEBYRANK`/`SCORE`/`LEX`.
+
+use super::{parse_score, reply_members, Selection, NOT_A_FLOAT};
+use crate::cmd::collection;
+use crate::cmd::{parse_i64, Args, Ctx, Flow, SYNTAX_ERROR};
+use crate::resp::reply;
+use crate::zset::ZSet;
+
+/// Redis's reply when an increment makes a score NaN.
+const NAN_SCORE: &str = "ERR resulting score is not a number (NaN)";
+
+/// `ZADD`'s options.
+#[derive(Clone, Copy, Default)]
+struct AddFlags {
+    nx: bool,
+    xx: bool,
+    gt: bool,
+    lt: bool,
+    ch: bool,
+    incr: bool,
+}
+
+/// `ZADD key [NX|XX] [GT|LT] [CH] [INCR] score member [score member ...]`,
+/// and `ZINCRBY key increment member` (`incrby`).
+pub async fn zadd(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, incrby: bool) -> Flow {
+    let mut f = AddFlags {
+        incr: incrby,
+        ..AddFlags::default()
+    };
+    let mut at = 2;
+    while !incrby && at < args.len() {
+        match () {
+            _ if args.is(at, "nx") => f.nx = true,
+            _ if args.is(at, "xx") => f.xx = true,
+            _ if args.is(at, "gt") => f.gt = true,
+            _ if args.is(at, "lt") => f.lt = true,
+            _ if args.is(at, "ch") => f.ch = true,
+            _ if args.is(at, "incr") => f.incr = true,
+            _ => break,
+        }
+        at += 1;
+    }
+    let elements = args.len() - at;
+    if elements % 2 == 1 || elements == 0 {
+        return error(ctx, SYNTAX_ERROR);
+    }
+    if f.nx && f.xx {
+        return error(
+            ctx,
+            "ERR XX and NX options at the same time are not compatible",
+        );
+    }
+    if ((f.gt || f.lt) && f.nx) || (f.gt && f.lt) {
+        return error(
+            ctx,
+            "ERR GT, LT, and/or NX options at the same time are not compatible",
+        );
+    }
+    if f.incr && elements > 2 {
+        return error(
+            ctx,
+            "ERR INCR option supports a single increment-element pair",
+        );
+    }
+    let mut pairs = Vec::with_capacity(elements / 2);
+    for i in (at..args.len()).step_by(2) {
+        let Some(score) = parse_score(args.get(i)) else {
+            return error(ctx, NOT_A_FLOAT);
+        };
+        pairs.push((args.bytes(i + 1), score));
+    }
+    // Counts: added, updated, processed (not a no-op); the last score.
+    let r = collection::modify::<ZSet, _>(ctx, args.get(1), |z| {
+        if f.xx && z.is_empty() {
+            return Ok(((0, 0, 0, None), false));
+        }
+        let (mut added, mut updated, mut processed) = (0usize, 0usize, 0usize);
+        let mut last = None;
+        let mut nan = false;
+        if f.incr {
+            let (member, incr) = pairs.pop().expect("one pair");
+            match add_one(f, z.score(&member), incr) {
+                Outcome::Nan => nan = true,
+                Outcome::Nop => {}
+                outcome => {
+                    let score = outcome.score();
+                    added += usize::from(matches!(outcome, Outcome::Added(_)));
+                    updated += usize::from(matches!(outcome, Outcome::Updated(_)));
+                    processed += 1;
+                    last = Some(score);
+                    z.insert(member, score);
+                }
+            }
+        } else {
+            z.update_many(pairs, |current, score| match add_one(f, current, score) {
+                Outcome::Nop | Outcome::Nan => None,
+                outcome => {
+                    added += usize::from(matches!(outcome, Outcome::Added(_)));
+                    updated += usize::from(matches!(outcome, Outcome::Updated(_)));
+                    processed += 1;
+                    matches!(outcome, Outcome::Added(_) | Outcome::Updated(_))
+                        .then(|| outcome.score())
+                }
+            });
+        }
+        if nan {
+            return Err(NAN_SCORE.to_string());
+        }
+        Ok(((added, updated, processed, last), added + updated > 0))
+    })
+    .await;
+    let proto = ctx.proto();
+    match r {
+        Err(msg) => ctx.error(&msg),
+        Ok((_, _, processed, last)) if f.incr => match last {
+            Some(score) if processed > 0 => reply::double(ctx.out, score, proto),
+            _ => ctx.null(),
+        },
+        Ok((added, updated, _, _)) => {
+            let n = if f.ch { added + updated } else { added };
+            reply::integer(ctx.out, n as i64)
+        }
+    }
+    Flow::Continue
+}
+
+/// What `ZADD` does with one member (Redis's `zsetAdd`).
+enum Outcome {
+    Added(f64),
+    Updated(f64),
+    /// Processed without a change (same score).
+    Same(f64),
+    Nop,
+    Nan,
+}
+
+impl Outcome {
+    fn score(&self) -> f64 {
+        match self {
+            Outcome::Added(s) | Outcome::Updated(s) | Outcome::Same(s) => *s,
+            Outcome::Nop | Outcome::Nan => f64::NAN,
+        }
+    }
+}
+
+fn add_one(f: AddFlags, current: Option<f64>, score: f64) -> Outcome {
+    match current {
+        Some(_) if f.nx => Outcome::Nop,
+        Some(cur) => {
+            let score = if f.incr { score + cur } else { score };
+            if score.is_nan() {
+                return Outcome::Nan;
+            }
+            if (f.lt && score >= cur) || (f.gt && score <= cur) {
+                Outcome::Nop
+            } else if score != cur {
+                Outcome::Updated(score)
+            } else {
+                Outcome::Same(score)
+            }
+        }
+        None if f.xx => Outcome::Nop,
+        None => Outcome::Added(score),
+    }
+}
+
+/// `ZREM key member [member ...]`: how many were there.
+pub async fn zrem(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
+    let r = collection::modify::<ZSet, _>(ctx, args.get(1), |z| {
+        let removed = (2..args.len())
+            .filter(|&i| z.remove(args.get(i)).is_some())
+            .count();
+        Ok((removed, removed > 0))
+    })
+    .await;
+    match r {
+        Ok(n) => reply::integer(ctx.out, n as i64),
+        Err(msg) => ctx.error(&msg),
+    }
+    Flow::Continue
+}
+
+/// `ZPOPMIN`/`ZPOPMAX key [count]`: the lowest (highest) members with
+/// their scores.
+pub async fn zpop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, max: bool) -> Flow {
+    if args.len() > 3 {
+        return error(ctx, SYNTAX_ERROR);
+    }
+    let count = if args.len() == 3 {
+        match parse_i64(args.get(2)) {
+            Some(n) if n >= 0 => Some(n as u64),
+            _ => return error(ctx, "ERR value is out of range, must be positive"),
+        }
+    } else {
+        None
+    };
+    let r = collection::modify::<ZSet, _>(ctx, args.get(1), |z| {
+        let n = count.unwrap_or(1).min(z.len() as u64) as usize;
+        let len = z.len();
+        let mut popped = if max {
+            z.remove_ranks(len - n..len)
+        } else {
+            z.remove_ranks(0..n)
+        };
+        if max {
+            popped.reverse();
+        }
+        Ok((popped, n > 0))
+    })
+    .await;
+    match r {
+        Err(msg) => ctx.error(&msg),
+        // One pop without a count is a flat [member, score], in RESP3 too.
+        Ok(popped) if count.is_none() && !popped.is_empty() => {
+            let proto = ctx.proto();
+            reply::array(ctx.out, 2);
+            reply::bulk(ctx.out, &popped[0].0);
+            reply::double(ctx.out, popped[0].1, proto);
+        }
+        Ok(popped) => reply_members(ctx, popped.iter().map(|(m, s)| (m, *s)), true),
+    }
+    Flow::Continue
+}
+
+/// Which `ZREMRANGEBY*`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum By {
+    /// `ZREMRANGEBYRANK key start stop`.
+    Rank,
+    /// `ZREMRANGEBYSCORE key min max`.
+    Score,
+    /// `ZREMRANGEBYLEX key min max`.
+    Lex,
+}
+
+/// `ZREMRANGEBYRANK`/`SCORE`/`LEX`: how many were removed. The range is
+/// checked before the key, as Redis does.
+pub async fn zremrange(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, by: By) -> Flow {
+    let (a, b) = (args.get(2), args.get(3));
+    let selection = match by {
+        By::Rank => Selection::ranks(a, b),
+        By::Score => Selection::scores(a, b),
+        By::Lex => Selection::lex(a, b),
+    };
+    let selection = match selection {
+        Ok(s) => s,
+        Err(msg) => return error(ctx, msg),
+    };
+    let r = collection::modify::<ZSet, _>(ctx, args.get(1), |z| {
+        let span = selection.span(z);
+        let n = span.len();
+        z.remove_ranks(span);
+        Ok((n, n > 0))
+    })
+    .await;
+    match r {
+        Ok(n) => reply::integer(ctx.out, n as i64),
+        Err(msg) => ctx.error(&msg),
+    }
+    Flow::Continue
+}
+
+fn error(ctx: &mut Ctx<'_, '_>, msg: &str) -> Flow {
+    ctx.error(msg);
+    Flow::Continue
+}

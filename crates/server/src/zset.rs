@@ -1,0 +1,384 @@
+//! The encoding of a Redis sorted set inside one engine value.
+//!
+//! A sorted set is one [`Entry`](tiercache_engine::Entry) of kind
+//! [`ValueKind::ZSet`](tiercache_engine::ValueKind::ZSet) whose value is
+//! [`packed`](crate::packed)'s layout with two items per member: the
+//! member, then its score as 8 bytes (an `f64`, little-endian). Members are
+//! stored in Redis's order, by score then by member bytes, so ranks and
+//! score and lexicographic ranges are binary searches over the decoded
+//! vector. The engine and the stores carry the value as opaque bytes.
+//!
+//! ```
+//! use tiercache_server::zset::ZSet;
+//! let mut z = ZSet::default();
+//! z.insert("b".into(), 2.0);
+//! z.insert("a".into(), 2.0);
+//! z.insert("c".into(), 1.0);
+//! let back = ZSet::decode(&z.encode()).unwrap();
+//! let order: Vec<_> = back.iter().map(|(m, s)| (&m[..], s)).collect();
+//! assert_eq!(order, [(&b"c"[..], 1.0), (b"a", 2.0), (b"b", 2.0)]);
+//! assert_eq!(back.rank(b"b"), Some(2));
+//! ```
+
+use crate::packed::{put_item, start, Corrupt, Reader};
+use bytes::Bytes;
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+/// Redis's default `zset-max-listpack-entries`.
+pub const LISTPACK_MAX_ENTRIES: i64 = 128;
+/// Redis's default `zset-max-listpack-value`.
+pub const LISTPACK_MAX_VALUE: i64 = 64;
+
+/// A sorted set's members and scores, in Redis's order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ZSet {
+    entries: Vec<(Bytes, f64)>,
+}
+
+/// Redis's order: by score, then by member bytes.
+fn order(a: (&[u8], f64), b: (&[u8], f64)) -> Ordering {
+    a.1.total_cmp(&b.1).then_with(|| a.0.cmp(b.0))
+}
+
+impl ZSet {
+    /// Decodes a stored sorted set (one pass, bounds-checked, members are
+    /// slices of `raw`); the order is checked, not trusted.
+    pub fn decode(raw: &Bytes) -> Result<ZSet, Corrupt> {
+        // Each member takes two length bytes and an 8-byte score.
+        let (mut r, count) = Reader::open(raw, 10)?;
+        let mut entries = Vec::with_capacity(count);
+        for _ in 0..count {
+            let member = r.item()?;
+            let score = r.item()?;
+            let score: [u8; 8] = score[..].try_into().map_err(|_| Corrupt("bad score"))?;
+            let score = f64::from_le_bytes(score);
+            if score.is_nan() {
+                return Err(Corrupt("bad score"));
+            }
+            entries.push((member, score));
+        }
+        r.finish()?;
+        let sorted = entries
+            .windows(2)
+            .all(|w| order((&w[0].0, w[0].1), (&w[1].0, w[1].1)) == Ordering::Less);
+        if !sorted {
+            return Err(Corrupt("members out of order"));
+        }
+        Ok(ZSet { entries })
+    }
+
+    /// The stored form.
+    pub fn encode(&self) -> Bytes {
+        let size: usize = self.entries.iter().map(|(m, _)| m.len() + 12).sum();
+        let mut out = start(self.entries.len(), size);
+        for (m, s) in &self.entries {
+            put_item(&mut out, m);
+            put_item(&mut out, &s.to_le_bytes());
+        }
+        out.freeze()
+    }
+
+    /// Number of members.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// True without members (such a key does not exist in Redis).
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Members and scores in order.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&Bytes, f64)> + ExactSizeIterator {
+        self.entries.iter().map(|(m, s)| (m, *s))
+    }
+
+    /// The member and score at rank `i`.
+    pub fn at(&self, i: usize) -> Option<(&Bytes, f64)> {
+        self.entries.get(i).map(|(m, s)| (m, *s))
+    }
+
+    /// The score of `member`.
+    pub fn score(&self, member: &[u8]) -> Option<f64> {
+        self.entries
+            .iter()
+            .find(|(m, _)| m == member)
+            .map(|(_, s)| *s)
+    }
+
+    /// The rank (0-based, lowest score first) of `member`.
+    pub fn rank(&self, member: &[u8]) -> Option<usize> {
+        let score = self.score(member)?;
+        Some(
+            self.entries
+                .partition_point(|(m, s)| order((m, *s), (member, score)) == Ordering::Less),
+        )
+    }
+
+    /// Sets `member`'s score (adding it if new); returns its old score.
+    /// A score of `-0` is stored as `0`, as Redis's listpack stores it.
+    pub fn insert(&mut self, member: Bytes, score: f64) -> Option<f64> {
+        let score = score + 0.0;
+        let old = self.remove(&member);
+        let at = self
+            .entries
+            .partition_point(|(m, s)| order((m, *s), (&member, score)) == Ordering::Less);
+        self.entries.insert(at, (member, score));
+        old
+    }
+
+    /// Applies many score changes at once: `f` gets each member's current
+    /// score (or `None`) and returns the new one (or `None` to leave it).
+    /// One rebuild, not one shift per member: a large `ZADD` costs
+    /// `O((n + m) log(n + m))`.
+    pub fn update_many<T>(
+        &mut self,
+        members: impl IntoIterator<Item = (Bytes, T)>,
+        mut f: impl FnMut(Option<f64>, T) -> Option<f64>,
+    ) {
+        let mut scores: HashMap<Bytes, f64> = self.entries.drain(..).collect();
+        for (member, arg) in members {
+            let current = scores.get(&member).copied();
+            if let Some(new) = f(current, arg) {
+                scores.insert(member, new + 0.0);
+            }
+        }
+        self.entries = scores.into_iter().collect();
+        self.entries.sort_by(|a, b| order((&a.0, a.1), (&b.0, b.1)));
+    }
+
+    /// Removes `member`; returns its score.
+    pub fn remove(&mut self, member: &[u8]) -> Option<f64> {
+        let i = self.entries.iter().position(|(m, _)| m == member)?;
+        Some(self.entries.remove(i).1)
+    }
+
+    /// Removes the members at ranks `range`; returns them.
+    pub fn remove_ranks(&mut self, range: std::ops::Range<usize>) -> Vec<(Bytes, f64)> {
+        self.entries.drain(range).collect()
+    }
+
+    /// Removes every member for which `gone` is true; returns how many.
+    pub fn remove_where(&mut self, mut gone: impl FnMut(&[u8], f64) -> bool) -> usize {
+        let before = self.entries.len();
+        self.entries.retain(|(m, s)| !gone(m, *s));
+        before - self.entries.len()
+    }
+
+    /// The ranks whose scores are within `range`.
+    pub fn score_span(&self, range: &ScoreRange) -> std::ops::Range<usize> {
+        let lo = self.entries.partition_point(|(_, s)| !range.above_min(*s));
+        let hi = self.entries.partition_point(|(_, s)| range.below_max(*s));
+        lo..hi.max(lo)
+    }
+
+    /// The ranks whose members are within `range` (meaningful, as in
+    /// Redis, when all scores are equal).
+    pub fn lex_span(&self, range: &LexRange) -> std::ops::Range<usize> {
+        let lo = self.entries.partition_point(|(m, _)| !range.above_min(m));
+        let hi = self.entries.partition_point(|(m, _)| range.below_max(m));
+        lo..hi.max(lo)
+    }
+
+    /// Redis's encoding for these contents under `zset-max-listpack-entries`
+    /// and `zset-max-listpack-value`: `listpack` while small, else `skiplist`.
+    pub fn encoding(&self, max_entries: i64, max_value: i64) -> &'static str {
+        let small = i64::try_from(self.entries.len()).is_ok_and(|n| n <= max_entries)
+            && self
+                .entries
+                .iter()
+                .all(|(m, _)| i64::try_from(m.len()).is_ok_and(|n| n <= max_value));
+        if small {
+            "listpack"
+        } else {
+            "skiplist"
+        }
+    }
+}
+
+/// A score interval, each end inclusive or exclusive (`ZRANGEBYSCORE`'s
+/// `min`/`max`, `(` for exclusive).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ScoreRange {
+    /// Lower end.
+    pub min: f64,
+    /// True when `min` itself is outside.
+    pub min_exclusive: bool,
+    /// Upper end.
+    pub max: f64,
+    /// True when `max` itself is outside.
+    pub max_exclusive: bool,
+}
+
+impl ScoreRange {
+    fn above_min(&self, s: f64) -> bool {
+        if self.min_exclusive {
+            s > self.min
+        } else {
+            s >= self.min
+        }
+    }
+
+    fn below_max(&self, s: f64) -> bool {
+        if self.max_exclusive {
+            s < self.max
+        } else {
+            s <= self.max
+        }
+    }
+
+    /// True when `s` is inside.
+    pub fn contains(&self, s: f64) -> bool {
+        self.above_min(s) && self.below_max(s)
+    }
+}
+
+/// One end of a lexicographic range: `-`, `+`, `[member` or `(member`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LexBound {
+    /// Below every member (`-`).
+    Least,
+    /// Above every member (`+`).
+    Greatest,
+    /// This member, itself inside (`[`).
+    Inclusive(Bytes),
+    /// This member, itself outside (`(`).
+    Exclusive(Bytes),
+}
+
+/// A lexicographic interval (`ZRANGEBYLEX`'s `min`/`max`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LexRange {
+    /// Lower end.
+    pub min: LexBound,
+    /// Upper end.
+    pub max: LexBound,
+}
+
+impl LexRange {
+    fn above_min(&self, m: &[u8]) -> bool {
+        match &self.min {
+            LexBound::Least => true,
+            LexBound::Greatest => false,
+            LexBound::Inclusive(b) => m >= &b[..],
+            LexBound::Exclusive(b) => m > &b[..],
+        }
+    }
+
+    fn below_max(&self, m: &[u8]) -> bool {
+        match &self.max {
+            LexBound::Least => false,
+            LexBound::Greatest => true,
+            LexBound::Inclusive(b) => m <= &b[..],
+            LexBound::Exclusive(b) => m < &b[..],
+        }
+    }
+
+    /// True when `m` is inside.
+    pub fn contains(&self, m: &[u8]) -> bool {
+        self.above_min(m) && self.below_max(m)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn z(pairs: &[(&str, f64)]) -> ZSet {
+        let mut z = ZSet::default();
+        for (m, s) in pairs {
+            z.insert(Bytes::copy_from_slice(m.as_bytes()), *s);
+        }
+        z
+    }
+
+    #[test]
+    fn order_ranks_and_ranges() {
+        let z = z(&[
+            ("c", 3.0),
+            ("a", 1.0),
+            ("b", 1.0),
+            ("d", f64::INFINITY),
+            ("e", -0.5),
+        ]);
+        let members: Vec<&[u8]> = z.iter().map(|(m, _)| &m[..]).collect();
+        assert_eq!(members, [&b"e"[..], b"a", b"b", b"c", b"d"]);
+        assert_eq!(z.rank(b"c"), Some(3));
+        assert_eq!(z.rank(b"x"), None);
+        let r = ScoreRange {
+            min: 1.0,
+            min_exclusive: true,
+            max: 3.0,
+            max_exclusive: false,
+        };
+        assert_eq!(z.score_span(&r), 3..4);
+        let all = ScoreRange {
+            min: f64::NEG_INFINITY,
+            min_exclusive: false,
+            max: f64::INFINITY,
+            max_exclusive: false,
+        };
+        assert_eq!(z.score_span(&all), 0..5);
+        let empty = ScoreRange {
+            min: 5.0,
+            min_exclusive: false,
+            max: 2.0,
+            max_exclusive: false,
+        };
+        assert!(z.score_span(&empty).is_empty());
+        let flat = self::z(&[("a", 0.0), ("b", 0.0), ("c", 0.0), ("d", 0.0)]);
+        let lex = LexRange {
+            min: LexBound::Exclusive("a".into()),
+            max: LexBound::Inclusive("c".into()),
+        };
+        assert_eq!(flat.lex_span(&lex), 1..3);
+        let lex = LexRange {
+            min: LexBound::Least,
+            max: LexBound::Greatest,
+        };
+        assert_eq!(flat.lex_span(&lex), 0..4);
+        let lex = LexRange {
+            min: LexBound::Greatest,
+            max: LexBound::Least,
+        };
+        assert!(flat.lex_span(&lex).is_empty());
+    }
+
+    #[test]
+    fn updates_keep_the_order_and_round_trip() {
+        let mut z = z(&[("a", 1.0), ("b", 2.0)]);
+        assert_eq!(z.insert("a".into(), 5.0), Some(1.0));
+        let more: Vec<(Bytes, f64)> = (0..300)
+            .map(|i| (Bytes::from(format!("m{i}")), (i % 7) as f64))
+            .collect();
+        z.update_many(more, |old, new| Some(old.unwrap_or(0.0) + new));
+        assert_eq!(z.len(), 302);
+        let back = ZSet::decode(&z.encode()).unwrap();
+        assert_eq!(back, z);
+        assert!(back
+            .iter()
+            .zip(back.iter().skip(1))
+            .all(|(a, b)| order((a.0, a.1), (b.0, b.1)).is_lt()));
+        assert_eq!(back.score(b"a"), Some(5.0));
+    }
+
+    #[test]
+    fn corruption_is_an_error() {
+        let good = z(&[("a", 1.0), ("b", 2.0)]).encode();
+        for cut in 0..good.len() {
+            assert!(ZSet::decode(&good.slice(..cut)).is_err(), "cut at {cut}");
+        }
+        // Swapped members: out of order.
+        let swapped = ZSet {
+            entries: vec![("b".into(), 2.0), ("a".into(), 1.0)],
+        }
+        .encode();
+        assert_eq!(ZSet::decode(&swapped), Err(Corrupt("members out of order")));
+        let nan = ZSet {
+            entries: vec![("a".into(), f64::NAN)],
+        }
+        .encode();
+        assert_eq!(ZSet::decode(&nan), Err(Corrupt("bad score")));
+    }
+}
