@@ -1,7 +1,7 @@
 //! Protocol front ends for the tiercache engine: a Redis-protocol server
 //! (RESP2, and RESP3 after `HELLO 3`) whose every command runs against an
 //! [`Engine`] session. It answers the SPEC's string, hash and key-space
-//! commands, lists and sets, with Redis 7's options, reply types and error
+//! commands, lists, sets and sorted sets, with Redis 7's options, reply types and error
 //! wording, checked against a real `redis-server` by `tests/redis_diff.rs`.
 //!
 //! What it is not: no storage logic (that is `tiercache-engine`: tiers,
@@ -22,8 +22,9 @@
 //!   and `COMMAND` specs; arity, `NOAUTH` and key-size checks happen once,
 //!   at dispatch.
 //! - [`glob`]: Redis's `stringmatchlen` (`KEYS`, `SCAN MATCH`, `CONFIG GET`).
-//! - [`hash`], [`list`], [`set`]: the encodings of a Redis hash, list and
-//!   set inside one engine entry of kind `ValueKind::Hash`, `List`, `Set`,
+//! - [`hash`], [`list`], [`set`], [`zset`]: the encodings of a Redis hash,
+//!   list, set and sorted set inside one engine entry of kind
+//!   `ValueKind::Hash`, `List`, `Set`, `ZSet`,
 //!   over the shared layout of [`packed`] (one bounds-checked decoding
 //!   pass); the engine and the stores carry them as bytes and never decode
 //!   them.
