@@ -4,7 +4,7 @@
 //! ([`read`]) and the `ZRANGE` family ([`range`]).
 //!
 //! A sorted set is one engine entry of kind `ValueKind::ZSet` holding the
-//! [`ZSet`](crate::zset::ZSet) encoding, read and written through
+//! [`ZSet`] encoding, read and written through
 //! [`collection`](super::collection). Scores are parsed as Redis parses
 //! them (`strtod`, with its checks) and printed as Redis 7.0 prints them
 //! (`%.17g`).
