@@ -209,6 +209,30 @@ impl Engine {
         crate::Watch::new(self.core.watches.clone())
     }
 
+    /// A [`Watch`](crate::Watch) that also notifies `wake` on each change
+    /// of a key it watches ([`Watch::listen`](crate::Watch::listen)):
+    /// what a blocking command (Redis `BLPOP`) waits on.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use tiercache_engine::Engine;
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let engine = Engine::builder(dir.path()).build().await.unwrap();
+    /// let wake = Arc::new(tokio::sync::Notify::new());
+    /// let mut waiter = engine.waiter(wake.clone());
+    /// waiter.listen(b"jobs");
+    /// let mut s = engine.session();
+    /// s.set("jobs".into(), "1".into(), Default::default()).await.unwrap();
+    /// wake.notified().await; // returns at once: the write woke it
+    /// # s.commit().await.unwrap();
+    /// # engine.shutdown().await.unwrap();
+    /// # });
+    /// ```
+    pub fn waiter(&self, wake: Arc<tokio::sync::Notify>) -> crate::Watch {
+        crate::Watch::waking(self.core.watches.clone(), wake)
+    }
+
     /// The [`Gate`](crate::Gate) the front ends serving this engine pass
     /// with each request batch, so that a transaction can run alone.
     pub fn gate(&self) -> &crate::Gate {

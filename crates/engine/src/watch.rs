@@ -11,6 +11,10 @@
 //! one atomic load, so a server whose clients never `WATCH` pays nothing
 //! more per write.
 //!
+//! A watch made with [`Engine::waiter`](crate::Engine::waiter) also wakes
+//! a task on each change: what a front end's blocking commands (Redis
+//! `BLPOP`) wait on.
+//!
 //! Not here: transactions themselves (queueing, `EXEC`'s isolation from
 //! other clients), which belong to the protocol server.
 
@@ -21,6 +25,7 @@ use smallvec::SmallVec;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
+use tokio::sync::Notify;
 
 /// Who watches which key, shared by the engine's write paths and every
 /// [`Watch`].
@@ -42,6 +47,19 @@ struct Watcher {
 #[derive(Default)]
 struct WatchState {
     touched: AtomicBool,
+    /// Woken on each change (a waiter's; `None` for a plain watch).
+    wake: Option<Arc<Notify>>,
+}
+
+impl WatchState {
+    fn touch(&self) {
+        self.touched.store(true, Ordering::Release);
+        if let Some(wake) = &self.wake {
+            // A permit is kept if the task is not waiting yet: a change
+            // between its look at the key and its wait is never lost.
+            wake.notify_one();
+        }
+    }
 }
 
 impl Registry {
@@ -64,7 +82,7 @@ impl Registry {
     pub(crate) fn touch_watched(&self, key: &[u8]) {
         if let Some(watchers) = self.map.lock().get(key) {
             for w in watchers {
-                w.state.touched.store(true, Ordering::Release);
+                w.state.touch();
             }
         }
     }
@@ -77,7 +95,7 @@ impl Registry {
         }
         for watchers in self.map.lock().values() {
             for w in watchers.iter().filter(|w| w.live) {
-                w.state.touched.store(true, Ordering::Release);
+                w.state.touch();
             }
         }
     }
@@ -154,6 +172,23 @@ impl Watch {
             state: Arc::default(),
             keys: HashMap::default(),
         }
+    }
+
+    pub(crate) fn waking(registry: Arc<Registry>, wake: Arc<Notify>) -> Self {
+        Watch {
+            registry,
+            state: Arc::new(WatchState {
+                touched: AtomicBool::new(false),
+                wake: Some(wake),
+            }),
+            keys: HashMap::default(),
+        }
+    }
+
+    /// Starts watching `key` for writes only (no read of it: a later
+    /// expiry or `FLUSHALL` does not count), as a waiter does.
+    pub fn listen(&mut self, key: &[u8]) {
+        self.add(key);
     }
 
     /// True when a watched key changed since it was watched: written,
@@ -282,6 +317,28 @@ mod tests {
         reg.touch_all_live();
         assert!(live.is_touched());
         assert!(!absent.is_touched());
+    }
+
+    #[tokio::test]
+    async fn a_waiter_is_woken_by_a_write_even_before_it_waits() {
+        let reg = Arc::new(Registry::default());
+        let wake = Arc::new(Notify::new());
+        let mut w = Watch::waking(reg.clone(), wake.clone());
+        w.listen(b"q");
+        reg.touch(b"other");
+        // The write comes before the wait: its permit is kept.
+        reg.touch(b"q");
+        tokio::time::timeout(std::time::Duration::from_secs(5), wake.notified())
+            .await
+            .expect("woken");
+        assert!(w.is_touched());
+        // Nothing more: no second wake.
+        let again =
+            tokio::time::timeout(std::time::Duration::from_millis(50), wake.notified()).await;
+        assert!(again.is_err());
+        drop(w);
+        reg.touch(b"q");
+        assert_eq!(reg.watched.load(Ordering::Relaxed), 0);
     }
 
     #[test]

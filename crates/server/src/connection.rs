@@ -21,7 +21,20 @@ use std::io;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use tiercache_engine::{Engine, EngineError};
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+/// Runs `f` when dropped.
+fn scopeguard(f: impl FnOnce()) -> impl Drop {
+    struct Guard<F: FnOnce()>(Option<F>);
+    impl<F: FnOnce()> Drop for Guard<F> {
+        fn drop(&mut self) {
+            if let Some(f) = self.0.take() {
+                f();
+            }
+        }
+    }
+    Guard(Some(f))
+}
 
 /// A RESP client connection over any byte stream (TCP, unix socket, test pipe).
 pub struct RespConnection<S> {
@@ -33,6 +46,9 @@ pub struct RespConnection<S> {
     ranges: Vec<(usize, usize)>,
     /// Per request of the current batch: its slice of `ranges`.
     requests: Vec<(usize, usize)>,
+    /// Where each request starts in the read buffer (a blocked request
+    /// stays there to run again).
+    starts: Vec<usize>,
     engine: Arc<Engine>,
     server: Arc<ServerState>,
     client: ClientState,
@@ -61,6 +77,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
             parser: RequestParser::new(server.config.limits.clone()),
             ranges: Vec::new(),
             requests: Vec::new(),
+            starts: Vec::new(),
             engine,
             server,
             client,
@@ -88,6 +105,13 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
                 self.flush().await?;
                 if error.is_some() || flow == Flow::Close {
                     return Ok(());
+                }
+                if flow == Flow::Block {
+                    if !self.wait_while_blocked(shutdown).await? {
+                        return Ok(());
+                    }
+                    // Run the blocked request again (and what came after).
+                    continue;
                 }
                 // Nothing left to parse (the usual end of a batch): read
                 // next without parsing an empty buffer first.
@@ -129,6 +153,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
     fn parse_batch(&mut self) -> (usize, Option<ProtocolError>) {
         self.ranges.clear();
         self.requests.clear();
+        self.starts.clear();
         let mut offset = 0;
         // An empty rest parses to nothing in every parser state: skip it.
         while self.requests.len() < MAX_BATCH && offset < self.read_buf.len() {
@@ -141,6 +166,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
                         self.ranges
                             .extend(args.iter().map(|&(s, e)| (s + offset, e + offset)));
                         self.requests.push((first, self.ranges.len()));
+                        self.starts.push(offset);
                     }
                     offset += n;
                 }
@@ -173,6 +199,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
         }
         let mut flow = Flow::Continue;
         let mut executed = 0;
+        // Bytes done with: all of them, unless a request blocks.
+        let mut done = consumed;
         // Allocated only for a run of two or more (never unpipelined).
         let mut plain_sets: Vec<Args<'_>> = Vec::new();
         // Start the memory tier's loads for the whole batch's keys first
@@ -212,13 +240,24 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
             }
             executed += 1;
             i += 1;
-            if cmd::execute(&request(i - 1), &mut ctx).await == Flow::Close {
-                flow = Flow::Close;
-                break;
+            match cmd::execute(&request(i - 1), &mut ctx).await {
+                Flow::Continue => {}
+                Flow::Close => {
+                    flow = Flow::Close;
+                    break;
+                }
+                Flow::Block => {
+                    // Unanswered: it stays in the buffer, first to run
+                    // when the connection wakes.
+                    flow = Flow::Block;
+                    executed -= 1;
+                    done = self.starts[i - 1];
+                    break;
+                }
             }
         }
         self.engine.gate().leave(&mut self.client.seat);
-        self.read_buf.advance(consumed);
+        self.read_buf.advance(done);
         self.server
             .commands
             .fetch_add(executed as u64, Ordering::Relaxed);
@@ -226,6 +265,54 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
             self.replace_replies_with(&e, out_start, executed);
         }
         flow
+    }
+
+    /// Waits in a blocking command (see `cmd::blocking`): until a key it
+    /// waits on is written or its deadline passes (true: run it again), or
+    /// the client goes or the server stops (false: close). Requests the
+    /// client sends meanwhile are buffered, up to the request size limit.
+    #[cold]
+    async fn wait_while_blocked(&mut self, shutdown: &mut Shutdown) -> io::Result<bool> {
+        let Some(blocked) = &self.client.blocked else {
+            return Ok(true);
+        };
+        let (wake, deadline) = (blocked.wake.clone(), blocked.deadline);
+        let server = self.server.clone();
+        server.blocked_clients.fetch_add(1, Ordering::Relaxed);
+        let _unblocked = scopeguard(move || {
+            server.blocked_clients.fetch_sub(1, Ordering::Relaxed);
+        });
+        let limit = self.server.config.limits.max_request_len;
+        loop {
+            if shutdown.is_shutdown() {
+                return Ok(false);
+            }
+            let room = self.read_buf.len() < limit;
+            if room && self.read_buf.capacity() - self.read_buf.len() < READ_CHUNK / 4 {
+                self.read_buf.reserve(READ_CHUNK);
+            }
+            let until = async {
+                match deadline {
+                    Some(d) => tokio::time::sleep_until(d).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                _ = wake.notified() => return Ok(true),
+                _ = until => {
+                    if let Some(b) = &mut self.client.blocked {
+                        b.timed_out = true;
+                    }
+                    return Ok(true);
+                }
+                _ = shutdown.recv() => return Ok(false),
+                r = self.stream.read_buf(&mut self.read_buf), if room => {
+                    if r? == 0 {
+                        return Ok(false);
+                    }
+                }
+            }
+        }
     }
 
     /// As Redis: an error reply, then the connection closes (the stream

@@ -24,6 +24,8 @@ pub struct ServerState {
     pub connections_received: AtomicU64,
     /// Commands run since start.
     pub commands: AtomicU64,
+    /// Clients waiting in a blocking command (`BLPOP`...) now.
+    pub blocked_clients: AtomicU64,
     /// The memcached front end's counters (`stats`); unused by RESP.
     pub memcache: crate::memcache::McStats,
     /// The `requirepass` in force (`CONFIG SET requirepass` changes it).
@@ -35,9 +37,9 @@ pub struct ServerState {
     pub scans: ScanCursors,
     /// `OBJECT ENCODING` answers that the value alone does not tell.
     pub encodings: EncodingHints,
-    /// `CONFIG SET` values of encoding thresholds for data types this
-    /// server does not hold (lists, sets, sorted sets, streams), by
-    /// canonical name: accepted and reported back, with no other effect.
+    /// `CONFIG SET` values of encoding thresholds, by canonical name:
+    /// accepted and reported back; they change what `OBJECT ENCODING`
+    /// answers, nothing else.
     tunables: Mutex<BTreeMap<&'static str, i64>>,
     next_client_id: AtomicU64,
 }
@@ -62,6 +64,7 @@ impl ServerState {
             connected: AtomicU64::new(0),
             connections_received: AtomicU64::new(0),
             commands: AtomicU64::new(0),
+            blocked_clients: AtomicU64::new(0),
             memcache: Default::default(),
             clients: Mutex::new(BTreeMap::new()),
             scans: ScanCursors::default(),
@@ -326,6 +329,10 @@ pub struct ClientState {
     pub tx: Option<Box<crate::cmd::multi::Transaction>>,
     /// The keys `WATCH`ed for the next `EXEC`.
     pub watch: Option<tiercache_engine::Watch>,
+    /// The blocking command (`BLPOP`...) this connection waits in.
+    pub blocked: Option<Box<crate::cmd::blocking::Blocked>>,
+    /// True while `EXEC` runs its commands (blocking commands do not block).
+    pub in_exec: bool,
 }
 
 impl ClientState {
@@ -340,6 +347,8 @@ impl ClientState {
             seat: tiercache_engine::GateSeat::new(id),
             tx: None,
             watch: None,
+            blocked: None,
+            in_exec: false,
         }
     }
 

@@ -44,6 +44,221 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
             ]),
         ])),
     ])),
+    ("blmove", M(&[
+        ("summary", S("Pop an element from a list, push it to another list and return it; or block until one is available")),
+        ("since", S("6.2.0")),
+        ("group", S("list")),
+        ("complexity", S("O(1)")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("source")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("destination")),
+                ("type", S("key")),
+                ("key_spec_index", I(1)),
+            ]),
+            M(&[
+                ("name", S("wherefrom")),
+                ("type", S("oneof")),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("left")),
+                        ("type", S("pure-token")),
+                        ("token", S("LEFT")),
+                    ]),
+                    M(&[
+                        ("name", S("right")),
+                        ("type", S("pure-token")),
+                        ("token", S("RIGHT")),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("whereto")),
+                ("type", S("oneof")),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("left")),
+                        ("type", S("pure-token")),
+                        ("token", S("LEFT")),
+                    ]),
+                    M(&[
+                        ("name", S("right")),
+                        ("type", S("pure-token")),
+                        ("token", S("RIGHT")),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("timeout")),
+                ("type", S("double")),
+            ]),
+        ])),
+    ])),
+    ("blmpop", M(&[
+        ("summary", S("Pop elements from a list, or block until one is available")),
+        ("since", S("7.0.0")),
+        ("group", S("list")),
+        ("complexity", S("O(N+M) where N is the number of provided keys and M is the number of elements returned.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("timeout")),
+                ("type", S("double")),
+            ]),
+            M(&[
+                ("name", S("numkeys")),
+                ("type", S("integer")),
+            ]),
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+                ("flags", T(&[P("multiple")])),
+            ]),
+            M(&[
+                ("name", S("where")),
+                ("type", S("oneof")),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("left")),
+                        ("type", S("pure-token")),
+                        ("token", S("LEFT")),
+                    ]),
+                    M(&[
+                        ("name", S("right")),
+                        ("type", S("pure-token")),
+                        ("token", S("RIGHT")),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("count")),
+                ("type", S("integer")),
+                ("token", S("COUNT")),
+                ("flags", T(&[P("optional")])),
+            ]),
+        ])),
+    ])),
+    ("blpop", M(&[
+        ("summary", S("Remove and get the first element in a list, or block until one is available")),
+        ("since", S("2.0.0")),
+        ("group", S("list")),
+        ("complexity", S("O(N) where N is the number of provided keys.")),
+        ("history", T(&[A(&[
+                S("6.0.0"),
+                S("`timeout` is interpreted as a double instead of an integer."),
+            ])])),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+                ("flags", T(&[P("multiple")])),
+            ]),
+            M(&[
+                ("name", S("timeout")),
+                ("type", S("double")),
+            ]),
+        ])),
+    ])),
+    ("brpop", M(&[
+        ("summary", S("Remove and get the last element in a list, or block until one is available")),
+        ("since", S("2.0.0")),
+        ("group", S("list")),
+        ("complexity", S("O(N) where N is the number of provided keys.")),
+        ("history", T(&[A(&[
+                S("6.0.0"),
+                S("`timeout` is interpreted as a double instead of an integer."),
+            ])])),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+                ("flags", T(&[P("multiple")])),
+            ]),
+            M(&[
+                ("name", S("timeout")),
+                ("type", S("double")),
+            ]),
+        ])),
+    ])),
+    ("brpoplpush", M(&[
+        ("summary", S("Pop an element from a list, push it to another list and return it; or block until one is available")),
+        ("since", S("2.2.0")),
+        ("group", S("list")),
+        ("complexity", S("O(1)")),
+        ("doc_flags", T(&[P("deprecated")])),
+        ("deprecated_since", S("6.2.0")),
+        ("replaced_by", S("`BLMOVE` with the `RIGHT` and `LEFT` arguments")),
+        ("history", T(&[A(&[
+                S("6.0.0"),
+                S("`timeout` is interpreted as a double instead of an integer."),
+            ])])),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("source")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("destination")),
+                ("type", S("key")),
+                ("key_spec_index", I(1)),
+            ]),
+            M(&[
+                ("name", S("timeout")),
+                ("type", S("double")),
+            ]),
+        ])),
+    ])),
+    ("bzpopmax", M(&[
+        ("summary", S("Remove and return the member with the highest score from one or more sorted sets, or block until one is available")),
+        ("since", S("5.0.0")),
+        ("group", S("sorted-set")),
+        ("complexity", S("O(log(N)) with N being the number of elements in the sorted set.")),
+        ("history", T(&[A(&[
+                S("6.0.0"),
+                S("`timeout` is interpreted as a double instead of an integer."),
+            ])])),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+                ("flags", T(&[P("multiple")])),
+            ]),
+            M(&[
+                ("name", S("timeout")),
+                ("type", S("double")),
+            ]),
+        ])),
+    ])),
+    ("bzpopmin", M(&[
+        ("summary", S("Remove and return the member with the lowest score from one or more sorted sets, or block until one is available")),
+        ("since", S("5.0.0")),
+        ("group", S("sorted-set")),
+        ("complexity", S("O(log(N)) with N being the number of elements in the sorted set.")),
+        ("history", T(&[A(&[
+                S("6.0.0"),
+                S("`timeout` is interpreted as a double instead of an integer."),
+            ])])),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+                ("flags", T(&[P("multiple")])),
+            ]),
+            M(&[
+                ("name", S("timeout")),
+                ("type", S("double")),
+            ]),
+        ])),
+    ])),
     ("client", M(&[
         ("summary", S("A container for client connection commands")),
         ("since", S("2.4.0")),

@@ -64,9 +64,10 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             "clients" => {
                 let _ = write!(
                     t,
-                    "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:0\r\ntracking_clients:0\r\n",
+                    "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:{}\r\ntracking_clients:0\r\n",
                     server.connected.load(Ordering::Relaxed),
-                    server.config.max_clients
+                    server.config.max_clients,
+                    server.blocked_clients.load(Ordering::Relaxed),
                 );
             }
             "memory" => {

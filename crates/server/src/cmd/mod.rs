@@ -16,6 +16,7 @@ use tiercache_engine::{Engine, EngineError, Entry, Session, Update, ValueKind};
 mod append;
 mod auth;
 mod bits;
+pub mod blocking;
 mod client;
 pub mod collection;
 mod command;
@@ -135,6 +136,10 @@ pub enum Flow {
     Continue,
     /// Send the replies so far, then close (`QUIT`).
     Close,
+    /// Send the replies so far, then wait until a key the command waits on
+    /// changes or its timeout passes, and run the command again (`BLPOP`;
+    /// see [`blocking`]). The command replied nothing.
+    Block,
 }
 
 /// Everything a command may touch.
@@ -387,6 +392,16 @@ pub async fn execute(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Cmd::SUnionStore => sets::algebra::combine_store(args, ctx, sets::algebra::Op::Union).await,
         Cmd::SDiffStore => sets::algebra::combine_store(args, ctx, sets::algebra::Op::Diff).await,
         Cmd::SInterCard => sets::algebra::sintercard(args, ctx).await,
+        Cmd::BLPop => blocking::bpop(args, ctx, list::End::Left).await,
+        Cmd::BRPop => blocking::bpop(args, ctx, list::End::Right).await,
+        Cmd::BLMove => blocking::blmove(args, ctx, None).await,
+        Cmd::BRPopLPush => {
+            let ends = Some((list::End::Right, list::End::Left));
+            blocking::blmove(args, ctx, ends).await
+        }
+        Cmd::BLMPop => blocking::blmpop(args, ctx).await,
+        Cmd::BZPopMin => blocking::bzpop(args, ctx, false).await,
+        Cmd::BZPopMax => blocking::bzpop(args, ctx, true).await,
         Cmd::ZAdd => zset::write::zadd(args, ctx, false).await,
         Cmd::ZIncrBy => zset::write::zadd(args, ctx, true).await,
         Cmd::ZRem => zset::write::zrem(args, ctx).await,

@@ -147,12 +147,15 @@ pub async fn exec(_args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         reply::null_array(ctx.out, ctx.client.proto);
     } else {
         reply::array(ctx.out, tx.commands.len());
+        // Blocking commands answer at once inside EXEC, as in Redis.
+        ctx.client.in_exec = true;
         for &(first, end) in &tx.commands {
             let args = Args::new(&tx.buf, &tx.ranges[first..end]);
-            // Boxed: `execute` runs `exec`. Never `QUIT` (not queued), so
-            // the flow is always to continue.
+            // Boxed: `execute` runs `exec`. Never `QUIT` (not queued) and
+            // never a block (`in_exec`), so the flow is always to continue.
             Box::pin(super::execute(&args, ctx)).await;
         }
+        ctx.client.in_exec = false;
     }
     drop(alone);
     if was_inside {

@@ -115,6 +115,13 @@ pub(super) enum Cmd {
     SUnionStore,
     SDiffStore,
     SInterCard,
+    BLPop,
+    BRPop,
+    BLMove,
+    BRPopLPush,
+    BLMPop,
+    BZPopMin,
+    BZPopMax,
     ZAdd,
     ZIncrBy,
     ZRem,
@@ -204,6 +211,7 @@ const NOAUTH_FLAGS: &[&str] = &[
 ];
 const TX_FAST: &[&str] = &["noscript", "loading", "stale", "fast", "allow_busy"];
 const TX_EXEC: &[&str] = &["noscript", "loading", "stale", "skip_slowlog"];
+const BLOCKING: &[&str] = &["write", "noscript", "blocking"];
 const NOKEYS: (i32, i32, i32) = (0, 0, 0);
 const KEY1: (i32, i32, i32) = (1, 1, 1);
 const ALLKEYS: (i32, i32, i32) = (1, -1, 1);
@@ -334,6 +342,43 @@ pub static COMMANDS: &[CommandSpec] = &[
         -3,
         &["readonly", "movablekeys"],
         NOKEYS,
+    ),
+    spec("blpop", Cmd::BLPop, -3, BLOCKING, (1, -2, 1)),
+    spec("brpop", Cmd::BRPop, -3, BLOCKING, (1, -2, 1)),
+    spec(
+        "blmove",
+        Cmd::BLMove,
+        6,
+        &["write", "denyoom", "noscript", "blocking"],
+        (1, 2, 1),
+    ),
+    spec(
+        "brpoplpush",
+        Cmd::BRPopLPush,
+        4,
+        &["write", "denyoom", "noscript", "blocking"],
+        (1, 2, 1),
+    ),
+    spec(
+        "blmpop",
+        Cmd::BLMPop,
+        -5,
+        &["write", "blocking", "movablekeys"],
+        NOKEYS,
+    ),
+    spec(
+        "bzpopmin",
+        Cmd::BZPopMin,
+        -3,
+        &["write", "noscript", "blocking", "fast"],
+        (1, -2, 1),
+    ),
+    spec(
+        "bzpopmax",
+        Cmd::BZPopMax,
+        -3,
+        &["write", "noscript", "blocking", "fast"],
+        (1, -2, 1),
     ),
     spec("zadd", Cmd::ZAdd, -4, WF, KEY1),
     spec("zincrby", Cmd::ZIncrBy, 4, WF, KEY1),

@@ -4,7 +4,7 @@
 
 use super::{pop_end, push_end, End};
 use crate::cmd::collection::{self, collection_of, store};
-use crate::cmd::{arity_error, parse_i64, Args, Ctx, Flow, SYNTAX_ERROR};
+use crate::cmd::{arity_error, engine_error_message, parse_i64, Args, Ctx, Flow, SYNTAX_ERROR};
 use crate::list::List;
 use crate::resp::reply;
 use bytes::Bytes;
@@ -52,51 +52,82 @@ pub async fn pop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, end: End) -> Flow {
 /// `LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count]`: pops from the
 /// first non-empty list; replies `[key, [elements]]`, or a null array.
 pub async fn lmpop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
-    let numkeys = match parse_i64(args.get(1)) {
-        Some(n) if n >= 1 => n as u64,
-        _ => {
-            ctx.error("ERR numkeys should be greater than 0");
+    let (keys, end, count) = match parse_mpop(args, 1) {
+        Ok(parsed) => parsed,
+        Err(msg) => {
+            ctx.error(msg);
             return Flow::Continue;
         }
     };
-    let where_at = numkeys.saturating_add(2);
+    match pop_first(ctx, &keys, end, count, false).await {
+        Err(msg) => ctx.error(&msg),
+        Ok(None) => {
+            let proto = ctx.proto();
+            reply::null_array(ctx.out, proto)
+        }
+        Ok(Some((at, popped))) => reply_mpop(ctx, &keys[at], &popped),
+    }
+    Flow::Continue
+}
+
+/// `[key, [elements]]`, `LMPOP`'s reply.
+pub fn reply_mpop(ctx: &mut Ctx<'_, '_>, key: &[u8], popped: &[Bytes]) {
+    reply::array(ctx.out, 2);
+    reply::bulk(ctx.out, key);
+    bulks(ctx, popped);
+}
+
+/// `numkeys key [key ...] LEFT|RIGHT [COUNT count]` from argument `at`
+/// (`LMPOP`, `BLMPOP`): the keys, the end, the count; or the error reply.
+pub fn parse_mpop(args: &Args<'_>, at: usize) -> Result<(Vec<Bytes>, End, u64), &'static str> {
+    let numkeys = match parse_i64(args.get(at)) {
+        Some(n) if n >= 1 => n as u64,
+        _ => return Err("ERR numkeys should be greater than 0"),
+    };
+    let where_at = numkeys.saturating_add(at as u64 + 1);
     if where_at >= args.len() as u64 {
-        ctx.error(SYNTAX_ERROR);
-        return Flow::Continue;
+        return Err(SYNTAX_ERROR);
     }
     let where_at = where_at as usize;
-    let Some(end) = End::parse(args, where_at) else {
-        ctx.error(SYNTAX_ERROR);
-        return Flow::Continue;
-    };
+    let end = End::parse(args, where_at).ok_or(SYNTAX_ERROR)?;
     let mut count: Option<u64> = None;
     let mut i = where_at + 1;
     while i < args.len() {
         if count.is_none() && args.is(i, "count") && i + 1 < args.len() {
             match parse_i64(args.get(i + 1)) {
                 Some(n) if n >= 1 => count = Some(n as u64),
-                _ => {
-                    ctx.error("ERR count should be greater than 0");
-                    return Flow::Continue;
-                }
+                _ => return Err("ERR count should be greater than 0"),
             }
             i += 2;
         } else {
-            ctx.error(SYNTAX_ERROR);
-            return Flow::Continue;
+            return Err(SYNTAX_ERROR);
         }
     }
-    let keys: Vec<Bytes> = (2..where_at).map(|i| args.bytes(i)).collect();
-    let count = count.unwrap_or(1);
+    let keys = (at + 1..where_at).map(|i| args.bytes(i)).collect();
+    Ok((keys, end, count.unwrap_or(1)))
+}
+
+/// Pops up to `count` elements from `end` of the first non-empty list of
+/// `keys`, under every key's lock: which key, and what was popped; `None`
+/// when every list is empty. A key of another type is an error, or is
+/// passed over with `skip_wrong_type` (a blocked client waking up).
+pub async fn pop_first(
+    ctx: &mut Ctx<'_, '_>,
+    keys: &[Bytes],
+    end: End,
+    count: u64,
+    skip_wrong_type: bool,
+) -> Result<Option<(usize, Vec<Bytes>)>, String> {
     let max = ctx.server.config.limits.max_bulk_len;
     let r = ctx
         .session
-        .modify_many(keys.clone(), |found| {
+        .modify_many(keys.to_vec(), |found| {
             let mut changes = vec![Change::Keep; found.len()];
             for (at, entry) in found.iter().enumerate() {
                 let mut l = match collection_of::<List>(entry.as_ref()) {
                     Ok(Some(l)) => l,
                     Ok(None) => continue,
+                    Err(_) if skip_wrong_type => continue,
                     Err(msg) => return (changes, Err(msg)),
                 };
                 let n = count.min(l.len() as u64) as usize;
@@ -112,20 +143,7 @@ pub async fn lmpop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             (changes, Ok(None))
         })
         .await;
-    match r {
-        Err(e) => ctx.engine_error(&e),
-        Ok(Err(msg)) => ctx.error(&msg),
-        Ok(Ok(None)) => {
-            let proto = ctx.proto();
-            reply::null_array(ctx.out, proto)
-        }
-        Ok(Ok(Some((at, popped)))) => {
-            reply::array(ctx.out, 2);
-            reply::bulk(ctx.out, &keys[at]);
-            bulks(ctx, &popped);
-        }
-    }
-    Flow::Continue
+    r.map_err(|e| engine_error_message(&e))?
 }
 
 /// `LMOVE source destination LEFT|RIGHT LEFT|RIGHT`, and `RPOPLPUSH source
@@ -134,38 +152,58 @@ pub async fn lmpop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
 pub async fn lmove(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, ends: Option<(End, End)>) -> Flow {
     let (from, to) = match ends {
         Some(ends) => ends,
-        None => match (End::parse(args, 3), End::parse(args, 4)) {
-            (Some(f), Some(t)) => (f, t),
-            _ => {
+        None => match parse_ends(args, 3) {
+            Some(ends) => ends,
+            None => {
                 ctx.error(SYNTAX_ERROR);
                 return Flow::Continue;
             }
         },
     };
-    let (src, dst) = (args.bytes(1), args.bytes(2));
+    let r = move_one(ctx, args.get(1), args.get(2), (from, to), false).await;
+    reply_moved(ctx, r);
+    Flow::Continue
+}
+
+/// `LEFT|RIGHT LEFT|RIGHT` at arguments `at` and `at + 1`.
+pub fn parse_ends(args: &Args<'_>, at: usize) -> Option<(End, End)> {
+    Some((End::parse(args, at)?, End::parse(args, at + 1)?))
+}
+
+/// Moves one element from `ends.0` of `src` to `ends.1` of `dst`, under
+/// both keys' locks; `None` when `src` is empty (or, with
+/// `skip_wrong_type`, not a list).
+pub async fn move_one(
+    ctx: &mut Ctx<'_, '_>,
+    src: &[u8],
+    dst: &[u8],
+    (from, to): (End, End),
+    skip_wrong_type: bool,
+) -> Result<Option<Bytes>, String> {
     if src == dst {
         // One list: rotate it (or nothing, for one element at the same end).
-        let r = collection::modify::<List, _>(ctx, &src, |l| {
+        return collection::modify::<List, _>(ctx, src, |l| {
             let Some(e) = pop_end(l, from) else {
                 return Ok((None, false));
             };
             push_end(l, to, e.clone());
             Ok((Some(e), from != to))
         })
-        .await;
-        reply_moved(ctx, r);
-        return Flow::Continue;
+        .await
+        .or_else(|msg| if skip_wrong_type { Ok(None) } else { Err(msg) });
     }
     let max = ctx.server.config.limits.max_bulk_len;
+    let keys = vec![Bytes::copy_from_slice(src), Bytes::copy_from_slice(dst)];
     let r = ctx
         .session
-        .modify_many(vec![src, dst], |found| {
+        .modify_many(keys, |found| {
             let keep = vec![Change::Keep, Change::Keep];
             // Redis checks the destination's type only once the source has
             // an element to move.
             let mut source = match collection_of::<List>(found[0].as_ref()) {
                 Ok(Some(l)) => l,
                 Ok(None) => return (keep, Ok(None)),
+                Err(_) if skip_wrong_type => return (keep, Ok(None)),
                 Err(msg) => return (keep, Err(msg)),
             };
             let mut target = match collection_of::<List>(found[1].as_ref()) {
@@ -182,14 +220,11 @@ pub async fn lmove(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, ends: Option<(End, En
             }
         })
         .await;
-    match r {
-        Ok(r) => reply_moved(ctx, r),
-        Err(e) => ctx.engine_error(&e),
-    }
-    Flow::Continue
+    r.map_err(|e| engine_error_message(&e))?
 }
 
-fn reply_moved(ctx: &mut Ctx<'_, '_>, r: Result<Option<Bytes>, String>) {
+/// The moved element (null when none), or the error.
+pub fn reply_moved(ctx: &mut Ctx<'_, '_>, r: Result<Option<Bytes>, String>) {
     match r {
         Ok(e) => ctx.bulk_or_null(e.as_deref()),
         Err(msg) => ctx.error(&msg),

@@ -1,0 +1,309 @@
+//! The blocking commands: `BLPOP`, `BRPOP`, `BLMOVE`, `BRPOPLPUSH`,
+//! `BLMPOP`, `BZPOPMIN`, `BZPOPMAX`.
+//!
+//! Each first does what its non-blocking form does. When there is nothing
+//! to pop, it returns [`Flow::Block`] without a reply: the connection
+//! commits and sends the replies before it, leaves the request in its read
+//! buffer, and waits until a key the command waits on is written, its
+//! timeout passes, the client goes, or the server stops. Then it runs the
+//! request again: served, it replies; timed out, it replies null; woken
+//! for nothing (another client took the element), it blocks again, with
+//! its first deadline.
+//!
+//! The wait is an engine [`Watch`] made by
+//! [`Engine::waiter`](tiercache_engine::Engine::waiter), registered on the
+//! keys before the command first looks at them, so a write between the
+//! look and the wait wakes it. Every write of a key wakes its waiters,
+//! whatever wrote it (a push, `RENAME`, `EXEC`, memcached). Woken clients
+//! race for the element; Redis serves them first come, first served.
+//!
+//! Inside `EXEC` a blocking command never blocks: with nothing to pop it
+//! answers as a timeout, as Redis does. A key of another type is an error
+//! on the first try, and passed over when waking up (Redis leaves such a
+//! client blocked).
+
+use super::collection::{collection_of, store};
+use super::list::pop::{move_one, parse_ends, parse_mpop, pop_first, reply_moved, reply_mpop};
+use super::list::End;
+use super::{engine_error_message, Args, Ctx, Flow};
+use crate::resp::reply;
+use crate::zset::ZSet;
+use bytes::Bytes;
+use std::sync::Arc;
+use std::time::Duration;
+use tiercache_engine::{Change, Watch};
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+/// A connection's wait in a blocking command.
+pub struct Blocked {
+    /// Registered on the command's keys; wakes `wake` on a write.
+    _watch: Watch,
+    /// What the connection waits on.
+    pub wake: Arc<Notify>,
+    /// When the command times out (`None`: never).
+    pub deadline: Option<Instant>,
+    /// Set by the connection when the deadline passed.
+    pub timed_out: bool,
+}
+
+impl std::fmt::Debug for Blocked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Blocked")
+            .field("deadline", &self.deadline)
+            .field("timed_out", &self.timed_out)
+            .finish()
+    }
+}
+
+/// A timeout argument in seconds (a float, 0 for none), as Redis 7.0
+/// reads it: milliseconds as a C cast to `long long`, which on x86 makes
+/// anything out of its range (`inf` too) the most negative number, so
+/// "negative".
+fn parse_timeout(arg: &[u8]) -> Result<Option<Duration>, &'static str> {
+    let secs = std::str::from_utf8(arg)
+        .ok()
+        .filter(|t| !t.is_empty() && !t.starts_with(|c: char| c.is_ascii_whitespace()))
+        .and_then(|t| t.parse::<f64>().ok())
+        .filter(|s| !s.is_nan())
+        .ok_or("ERR timeout is not a float or out of range")?;
+    let ms = secs * 1000.0;
+    if !(-9.223_372_036_854_775e18..9.223_372_036_854_775e18).contains(&ms) || ms <= -1.0 {
+        return Err("ERR timeout is negative");
+    }
+    let ms = ms as i64;
+    // The deadline must fit Redis's millisecond clock.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+    if ms > i64::MAX - now {
+        return Err("ERR timeout is out of range");
+    }
+    Ok((ms > 0).then(|| Duration::from_millis(ms as u64)))
+}
+
+/// Where a blocking command starts.
+enum Start {
+    /// The connection woke it at its deadline: reply as a timeout.
+    TimedOut,
+    /// Look at the keys; `retry` when woken by a write.
+    Look { retry: bool },
+}
+
+/// Registers the wait on `keys` before the command looks at them (unless
+/// it is a retry, already registered, or inside `EXEC`, which never
+/// blocks).
+fn start(ctx: &mut Ctx<'_, '_>, keys: &[&[u8]], timeout: Option<Duration>) -> Start {
+    if let Some(b) = &ctx.client.blocked {
+        if b.timed_out {
+            ctx.client.blocked = None;
+            return Start::TimedOut;
+        }
+        return Start::Look { retry: true };
+    }
+    if !ctx.client.in_exec {
+        let wake = Arc::new(Notify::new());
+        let mut watch = ctx.engine.waiter(wake.clone());
+        for k in keys {
+            watch.listen(k);
+        }
+        ctx.client.blocked = Some(Box::new(Blocked {
+            _watch: watch,
+            wake,
+            deadline: timeout.map(|t| Instant::now() + t),
+            timed_out: false,
+        }));
+    }
+    Start::Look { retry: false }
+}
+
+/// Nothing to pop: block (or, inside `EXEC`, answer as a timeout with
+/// `timed_out`).
+fn wait(ctx: &mut Ctx<'_, '_>, timed_out: impl FnOnce(&mut Ctx<'_, '_>)) -> Flow {
+    if ctx.client.blocked.is_some() {
+        return Flow::Block;
+    }
+    timed_out(ctx);
+    Flow::Continue
+}
+
+fn null_array(ctx: &mut Ctx<'_, '_>) {
+    let proto = ctx.proto();
+    reply::null_array(ctx.out, proto);
+}
+
+fn error(ctx: &mut Ctx<'_, '_>, msg: &str) -> Flow {
+    ctx.client.blocked = None;
+    ctx.error(msg);
+    Flow::Continue
+}
+
+/// `BLPOP`/`BRPOP key [key ...] timeout`: `[key, element]`.
+pub async fn bpop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, end: End) -> Flow {
+    let timeout = match parse_timeout(args.get(args.len() - 1)) {
+        Ok(t) => t,
+        Err(msg) => return error(ctx, msg),
+    };
+    let keys: Vec<Bytes> = (1..args.len() - 1).map(|i| args.bytes(i)).collect();
+    let refs: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
+    let retry = match start(ctx, &refs, timeout) {
+        Start::TimedOut => {
+            null_array(ctx);
+            return Flow::Continue;
+        }
+        Start::Look { retry } => retry,
+    };
+    match pop_first(ctx, &keys, end, 1, retry).await {
+        Err(msg) => error(ctx, &msg),
+        Ok(None) => wait(ctx, null_array),
+        Ok(Some((at, popped))) => {
+            ctx.client.blocked = None;
+            reply::array(ctx.out, 2);
+            reply::bulk(ctx.out, &keys[at]);
+            reply::bulk(ctx.out, &popped[0]);
+            Flow::Continue
+        }
+    }
+}
+
+/// `BLMOVE source destination LEFT|RIGHT LEFT|RIGHT timeout` and
+/// `BRPOPLPUSH source destination timeout` (`ends` given): the element.
+pub async fn blmove(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, ends: Option<(End, End)>) -> Flow {
+    let ends = match ends.or_else(|| parse_ends(args, 3)) {
+        Some(ends) => ends,
+        None => return error(ctx, super::SYNTAX_ERROR),
+    };
+    let timeout = match parse_timeout(args.get(args.len() - 1)) {
+        Ok(t) => t,
+        Err(msg) => return error(ctx, msg),
+    };
+    let retry = match start(ctx, &[args.get(1)], timeout) {
+        Start::TimedOut => {
+            null_array(ctx);
+            return Flow::Continue;
+        }
+        Start::Look { retry } => retry,
+    };
+    match move_one(ctx, args.get(1), args.get(2), ends, retry).await {
+        // A timeout is a null array here too, but inside EXEC a null, as
+        // in Redis.
+        Ok(None) => wait(ctx, |ctx| ctx.null()),
+        r => {
+            ctx.client.blocked = None;
+            reply_moved(ctx, r);
+            Flow::Continue
+        }
+    }
+}
+
+/// `BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT count]`.
+pub async fn blmpop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
+    let timeout = match parse_timeout(args.get(1)) {
+        Ok(t) => t,
+        Err(msg) => return error(ctx, msg),
+    };
+    let (keys, end, count) = match parse_mpop(args, 2) {
+        Ok(parsed) => parsed,
+        Err(msg) => return error(ctx, msg),
+    };
+    let refs: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
+    let retry = match start(ctx, &refs, timeout) {
+        Start::TimedOut => {
+            null_array(ctx);
+            return Flow::Continue;
+        }
+        Start::Look { retry } => retry,
+    };
+    match pop_first(ctx, &keys, end, count, retry).await {
+        Err(msg) => error(ctx, &msg),
+        Ok(None) => wait(ctx, null_array),
+        Ok(Some((at, popped))) => {
+            ctx.client.blocked = None;
+            reply_mpop(ctx, &keys[at], &popped);
+            Flow::Continue
+        }
+    }
+}
+
+/// `BZPOPMIN`/`BZPOPMAX key [key ...] timeout`: `[key, member, score]`.
+pub async fn bzpop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, max: bool) -> Flow {
+    let timeout = match parse_timeout(args.get(args.len() - 1)) {
+        Ok(t) => t,
+        Err(msg) => return error(ctx, msg),
+    };
+    let keys: Vec<Bytes> = (1..args.len() - 1).map(|i| args.bytes(i)).collect();
+    let refs: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
+    let retry = match start(ctx, &refs, timeout) {
+        Start::TimedOut => {
+            null_array(ctx);
+            return Flow::Continue;
+        }
+        Start::Look { retry } => retry,
+    };
+    let limit = ctx.server.config.limits.max_bulk_len;
+    let r = ctx
+        .session
+        .modify_many(keys.clone(), |found| {
+            let mut changes = vec![Change::Keep; found.len()];
+            for (at, entry) in found.iter().enumerate() {
+                let mut z = match collection_of::<ZSet>(entry.as_ref()) {
+                    Ok(Some(z)) => z,
+                    Ok(None) => continue,
+                    Err(_) if retry => continue,
+                    Err(msg) => return (changes, Err(msg)),
+                };
+                let len = z.len();
+                let rank = if max { len - 1..len } else { 0..1 };
+                let popped = z.remove_ranks(rank).remove(0);
+                return match store(entry.as_ref(), &z, limit) {
+                    Ok(change) => {
+                        changes[at] = change;
+                        (changes, Ok(Some((at, popped))))
+                    }
+                    Err(msg) => (changes, Err(msg)),
+                };
+            }
+            (changes, Ok(None))
+        })
+        .await
+        .map_err(|e| engine_error_message(&e))
+        .and_then(|r| r);
+    match r {
+        Err(msg) => error(ctx, &msg),
+        Ok(None) => wait(ctx, null_array),
+        Ok(Some((at, (member, score)))) => {
+            ctx.client.blocked = None;
+            let proto = ctx.proto();
+            reply::array(ctx.out, 3);
+            reply::bulk(ctx.out, &keys[at]);
+            reply::bulk(ctx.out, &member);
+            reply::double(ctx.out, score, proto);
+            Flow::Continue
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_timeout;
+    use std::time::Duration;
+
+    #[test]
+    fn timeouts_parse_as_redis_reads_them() {
+        assert_eq!(parse_timeout(b"0"), Ok(None));
+        assert_eq!(parse_timeout(b"1.5"), Ok(Some(Duration::from_millis(1500))));
+        assert_eq!(parse_timeout(b"0.0001"), Ok(None));
+        assert_eq!(parse_timeout(b"-1"), Err("ERR timeout is negative"));
+        assert_eq!(
+            parse_timeout(b"abc"),
+            Err("ERR timeout is not a float or out of range")
+        );
+        assert_eq!(parse_timeout(b"inf"), Err("ERR timeout is negative"));
+        assert_eq!(parse_timeout(b"1e300"), Err("ERR timeout is negative"));
+        assert_eq!(
+            parse_timeout(b"9223372036854770"),
+            Err("ERR timeout is out of range")
+        );
+        assert_eq!(parse_timeout(b"-0.0005"), Ok(None));
+    }
+}

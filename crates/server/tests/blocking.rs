@@ -1,0 +1,175 @@
+//! The blocking commands across connections (the differential script
+//! checks their one-connection answers against redis-server): a waiting
+//! `BLPOP` is served by another client's push, pipelined requests behind
+//! it wait with it, competing waiters each get one element, a timeout
+//! answers null, `INFO` counts blocked clients, and a client that leaves
+//! or a server that stops while one waits is handled.
+
+mod common;
+
+use common::{encode, Client, Reply, TestServer};
+use std::time::{Duration, Instant};
+
+fn send(args: &[&str]) -> Vec<u8> {
+    let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+    encode(&args)
+}
+
+/// `INFO clients`' `blocked_clients`.
+async fn blocked_clients(c: &mut Client) -> u64 {
+    let info = c.cmd(&["INFO", "clients"]).await.text();
+    info.lines()
+        .find_map(|l| l.strip_prefix("blocked_clients:"))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("blocked_clients in INFO")
+}
+
+/// Waits until `n` clients are blocked (the blocking client's request is
+/// in flight, so the push below cannot come first).
+async fn until_blocked(c: &mut Client, n: u64) {
+    for _ in 0..500 {
+        if blocked_clients(c).await == n {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("never {n} blocked clients");
+}
+
+fn bulks(items: &[&str]) -> Reply {
+    Reply::Array(Some(items.iter().map(|s| Reply::bulk(s)).collect()))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_push_serves_a_waiting_blpop_and_the_pipeline_behind_it() {
+    let server = TestServer::start().await;
+    let mut waiter = server.client().await;
+    let mut pusher = server.client().await;
+    // PING answered at once; BLPOP waits; the second PING waits behind it.
+    let mut pipeline = send(&["PING"]);
+    pipeline.extend(send(&["BLPOP", "none", "jobs", "0"]));
+    pipeline.extend(send(&["PING"]));
+    waiter.send_raw(&pipeline).await;
+    assert_eq!(waiter.read().await, Reply::Simple("PONG".into()));
+    until_blocked(&mut pusher, 1).await;
+    assert_eq!(
+        pusher.cmd(&["RPUSH", "jobs", "j1", "j2"]).await,
+        Reply::Int(2)
+    );
+    assert_eq!(waiter.read().await, bulks(&["jobs", "j1"]));
+    assert_eq!(waiter.read().await, Reply::Simple("PONG".into()));
+    assert_eq!(blocked_clients(&mut pusher).await, 0);
+    assert_eq!(
+        pusher.cmd(&["LRANGE", "jobs", "0", "-1"]).await,
+        bulks(&["j2"])
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn competing_waiters_each_get_one_element_and_the_rest_keep_waiting() {
+    let server = TestServer::start().await;
+    let mut waiters = Vec::new();
+    for _ in 0..3 {
+        let mut w = server.client().await;
+        w.send_raw(&send(&["BRPOP", "q", "0"])).await;
+        waiters.push(w);
+    }
+    let mut c = server.client().await;
+    until_blocked(&mut c, 3).await;
+    c.cmd(&["LPUSH", "q", "a", "b"]).await;
+    // Two are served (in some order), one is still blocked.
+    until_blocked(&mut c, 1).await;
+    c.cmd(&["LPUSH", "q", "c"]).await;
+    let mut got = Vec::new();
+    for w in &mut waiters {
+        match w.read().await {
+            Reply::Array(Some(v)) if v.len() == 2 => got.push(v[1].text()),
+            other => panic!("{other:?}"),
+        }
+    }
+    got.sort();
+    assert_eq!(got, ["a", "b", "c"]);
+    assert_eq!(c.cmd(&["EXISTS", "q"]).await, Reply::Int(0));
+    assert_eq!(blocked_clients(&mut c).await, 0);
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blmove_and_bzpopmin_wake_on_their_writes() {
+    let server = TestServer::start().await;
+    let mut mover = server.client().await;
+    let mut popper = server.client().await;
+    let mut c = server.client().await;
+    mover
+        .send_raw(&send(&["BLMOVE", "src", "dst", "LEFT", "RIGHT", "0"]))
+        .await;
+    popper.send_raw(&send(&["BZPOPMIN", "board", "0"])).await;
+    until_blocked(&mut c, 2).await;
+    c.cmd(&["RPUSH", "src", "x"]).await;
+    c.cmd(&["ZADD", "board", "7", "ann", "3", "bob"]).await;
+    assert_eq!(mover.read().await, Reply::bulk("x"));
+    assert_eq!(c.cmd(&["LRANGE", "dst", "0", "-1"]).await, bulks(&["x"]));
+    assert_eq!(popper.read().await, bulks(&["board", "bob", "3"]));
+    // A key written by another command than a push (RENAME) wakes too.
+    mover.send_raw(&send(&["BLPOP", "renamed", "0"])).await;
+    until_blocked(&mut c, 1).await;
+    c.cmd(&["RPUSH", "tmp", "y"]).await;
+    c.cmd(&["RENAME", "tmp", "renamed"]).await;
+    assert_eq!(mover.read().await, bulks(&["renamed", "y"]));
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_timeout_answers_null_and_other_writes_do_not_end_the_wait() {
+    let server = TestServer::start().await;
+    let mut w = server.client().await;
+    let mut c = server.client().await;
+    let started = Instant::now();
+    w.send_raw(&send(&["BLPOP", "q", "0.3"])).await;
+    until_blocked(&mut c, 1).await;
+    // A write of another key, and a string at the key, do not serve it.
+    c.cmd(&["RPUSH", "other", "x"]).await;
+    c.cmd(&["SET", "q", "not a list"]).await;
+    assert_eq!(w.read().await, Reply::Array(None));
+    assert!(
+        started.elapsed() >= Duration::from_millis(300),
+        "not before its timeout"
+    );
+    assert_eq!(blocked_clients(&mut c).await, 0);
+    // The connection is usable afterwards.
+    assert_eq!(w.cmd(&["PING"]).await, Reply::Simple("PONG".into()));
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_leaves_while_blocked_is_forgotten() {
+    let server = TestServer::start().await;
+    let mut c = server.client().await;
+    {
+        let mut w = server.client().await;
+        w.send_raw(&send(&["BLPOP", "q", "0"])).await;
+        until_blocked(&mut c, 1).await;
+    }
+    until_blocked(&mut c, 0).await;
+    // Nothing was popped by the departed client.
+    c.cmd(&["RPUSH", "q", "kept"]).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(c.cmd(&["LLEN", "q"]).await, Reply::Int(1));
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_ends_a_blocked_connection() {
+    let server = TestServer::start().await;
+    let mut w = server.client().await;
+    let mut c = server.client().await;
+    w.send_raw(&send(&["BLPOP", "q", "0"])).await;
+    until_blocked(&mut c, 1).await;
+    drop(c);
+    // Shutdown completes (it would hang on a connection that never ends).
+    tokio::time::timeout(Duration::from_secs(10), server.shutdown())
+        .await
+        .expect("shutdown finished");
+    assert!(w.is_closed().await);
+}
