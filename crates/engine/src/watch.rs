@@ -12,8 +12,11 @@
 //! more per write.
 //!
 //! A watch made with [`Engine::waiter`](crate::Engine::waiter) also wakes
-//! a task on each change: what a front end's blocking commands (Redis
-//! `BLPOP`) wait on.
+//! a task: what a front end's blocking commands (Redis `BLPOP`) wait on.
+//! Waiters on a key are woken one at a time, in the order they began
+//! waiting: a write wakes the first; a waiter that stops waiting (served,
+//! timed out, gone) wakes the next. So an element pushed for several
+//! waiters goes to the one that waited longest, as Redis serves them.
 //!
 //! Not here: transactions themselves (queueing, `EXEC`'s isolation from
 //! other clients), which belong to the protocol server.
@@ -81,7 +84,22 @@ impl Registry {
     #[inline(never)]
     pub(crate) fn touch_watched(&self, key: &[u8]) {
         if let Some(watchers) = self.map.lock().get(key) {
+            let mut first_waiter = true;
             for w in watchers {
+                if w.state.wake.is_none() {
+                    w.state.touch();
+                } else if first_waiter {
+                    w.state.touch();
+                    first_waiter = false;
+                }
+            }
+        }
+    }
+
+    /// Wakes the first waiter on `key` (the one that began waiting first).
+    fn wake_first_waiter(&self, key: &[u8]) {
+        if let Some(watchers) = self.map.lock().get(key) {
+            if let Some(w) = watchers.iter().find(|w| w.state.wake.is_some()) {
                 w.state.touch();
             }
         }
@@ -207,9 +225,14 @@ impl Watch {
     }
 
     /// Stops watching every key and forgets any change seen (`UNWATCH`).
+    /// A waiter hands each of its keys to the next waiter in line.
     pub fn clear(&mut self) {
+        let waiter = self.state.wake.is_some();
         for (key, _) in self.keys.drain() {
             self.registry.unregister(&key, &self.state);
+            if waiter {
+                self.registry.wake_first_waiter(&key);
+            }
         }
         self.state.touched.store(false, Ordering::Release);
     }
@@ -339,6 +362,37 @@ mod tests {
         drop(w);
         reg.touch(b"q");
         assert_eq!(reg.watched.load(Ordering::Relaxed), 0);
+    }
+
+    #[tokio::test]
+    async fn waiters_are_woken_one_at_a_time_in_the_order_they_came() {
+        let reg = Arc::new(Registry::default());
+        let plain = watch(&reg, &[b"q"]);
+        let wakes: Vec<Arc<Notify>> = (0..3).map(|_| Arc::new(Notify::new())).collect();
+        let mut waiters: Vec<Watch> = wakes
+            .iter()
+            .map(|n| {
+                let mut w = Watch::waking(reg.clone(), n.clone());
+                w.listen(b"q");
+                w
+            })
+            .collect();
+        let woken = |i: usize| {
+            let n = wakes[i].clone();
+            async move {
+                tokio::time::timeout(std::time::Duration::from_millis(50), n.notified())
+                    .await
+                    .is_ok()
+            }
+        };
+        reg.touch(b"q");
+        assert!(plain.is_touched(), "a plain watch sees every write");
+        assert!(woken(0).await, "the first waiter is woken");
+        assert!(!woken(1).await, "the second is not, yet");
+        // The first stops waiting: the next in line is woken.
+        waiters.remove(0);
+        assert!(woken(1).await, "the second is woken when the first leaves");
+        assert!(!woken(2).await);
     }
 
     #[test]

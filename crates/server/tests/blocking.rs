@@ -1,7 +1,8 @@
 //! The blocking commands across connections (the differential script
 //! checks their one-connection answers against redis-server): a waiting
 //! `BLPOP` is served by another client's push, pipelined requests behind
-//! it wait with it, competing waiters each get one element, a timeout
+//! it wait with it, competing waiters each get one element and are served
+//! in the order they blocked, a timeout
 //! answers null, `INFO` counts blocked clients, and a client that leaves
 //! or a server that stops while one waits is handled.
 
@@ -92,6 +93,35 @@ async fn competing_waiters_each_get_one_element_and_the_rest_keep_waiting() {
     assert_eq!(got, ["a", "b", "c"]);
     assert_eq!(c.cmd(&["EXISTS", "q"]).await, Reply::Int(0));
     assert_eq!(blocked_clients(&mut c).await, 0);
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiters_are_served_in_the_order_they_blocked() {
+    let server = TestServer::start().await;
+    let mut c = server.client().await;
+    let mut waiters = Vec::new();
+    for n in 1..=3 {
+        let mut w = server.client().await;
+        w.send_raw(&send(&["BLMPOP", "0", "2", "l1", "l2", "LEFT", "COUNT", "2"]))
+            .await;
+        until_blocked(&mut c, n).await;
+        waiters.push(w);
+    }
+    // One transaction pushes to both lists: the first waiter takes from
+    // the first list, the second takes the rest of it, the third the
+    // second list.
+    c.cmd(&["MULTI"]).await;
+    c.cmd(&["RPUSH", "l1", "a", "b", "c"]).await;
+    c.cmd(&["RPUSH", "l2", "x"]).await;
+    c.cmd(&["EXEC"]).await;
+    let expect = [("l1", &["a", "b"][..]), ("l1", &["c"]), ("l2", &["x"])];
+    for (w, (key, items)) in waiters.iter_mut().zip(expect) {
+        assert_eq!(
+            w.read().await,
+            Reply::Array(Some(vec![Reply::bulk(key), bulks(items)]))
+        );
+    }
     server.shutdown().await;
 }
 
