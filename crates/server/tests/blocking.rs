@@ -103,8 +103,10 @@ async fn waiters_are_served_in_the_order_they_blocked() {
     let mut waiters = Vec::new();
     for n in 1..=3 {
         let mut w = server.client().await;
-        w.send_raw(&send(&["BLMPOP", "0", "2", "l1", "l2", "LEFT", "COUNT", "2"]))
-            .await;
+        w.send_raw(&send(&[
+            "BLMPOP", "0", "2", "l1", "l2", "LEFT", "COUNT", "2",
+        ]))
+        .await;
         until_blocked(&mut c, n).await;
         waiters.push(w);
     }

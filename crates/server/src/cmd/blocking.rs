@@ -1,5 +1,5 @@
 //! The blocking commands: `BLPOP`, `BRPOP`, `BLMOVE`, `BRPOPLPUSH`,
-//! `BLMPOP`, `BZPOPMIN`, `BZPOPMAX`.
+//! `BLMPOP`, `BZPOPMIN`, `BZPOPMAX`, `BZMPOP`.
 //!
 //! Each first does what its non-blocking form does. When there is nothing
 //! to pop, it returns [`Flow::Block`] without a reply: the connection
@@ -22,16 +22,15 @@
 //! on the first try, and passed over when waking up (Redis leaves such a
 //! client blocked).
 
-use super::collection::{collection_of, store};
 use super::list::pop::{move_one, parse_ends, parse_mpop, pop_first, reply_moved, reply_mpop};
 use super::list::End;
-use super::{engine_error_message, Args, Ctx, Flow};
+use super::zset::write::{parse_min_max, pop_first as zpop_first, reply_mpop as zset_reply_mpop};
+use super::{Args, Ctx, Flow};
 use crate::resp::reply;
-use crate::zset::ZSet;
 use bytes::Bytes;
 use std::sync::Arc;
 use std::time::Duration;
-use tiercache_engine::{Change, Watch};
+use tiercache_engine::Watch;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
@@ -202,7 +201,7 @@ pub async fn blmpop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Ok(t) => t,
         Err(msg) => return error(ctx, msg),
     };
-    let (keys, end, count) = match parse_mpop(args, 2) {
+    let (keys, end, count) = match parse_mpop(args, 2, End::parse) {
         Ok(parsed) => parsed,
         Err(msg) => return error(ctx, msg),
     };
@@ -240,44 +239,47 @@ pub async fn bzpop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, max: bool) -> Flow {
         }
         Start::Look { retry } => retry,
     };
-    let limit = ctx.server.config.limits.max_bulk_len;
-    let r = ctx
-        .session
-        .modify_many(keys.clone(), |found| {
-            let mut changes = vec![Change::Keep; found.len()];
-            for (at, entry) in found.iter().enumerate() {
-                let mut z = match collection_of::<ZSet>(entry.as_ref()) {
-                    Ok(Some(z)) => z,
-                    Ok(None) => continue,
-                    Err(_) if retry => continue,
-                    Err(msg) => return (changes, Err(msg)),
-                };
-                let len = z.len();
-                let rank = if max { len - 1..len } else { 0..1 };
-                let popped = z.remove_ranks(rank).remove(0);
-                return match store(entry.as_ref(), &z, limit) {
-                    Ok(change) => {
-                        changes[at] = change;
-                        (changes, Ok(Some((at, popped))))
-                    }
-                    Err(msg) => (changes, Err(msg)),
-                };
-            }
-            (changes, Ok(None))
-        })
-        .await
-        .map_err(|e| engine_error_message(&e))
-        .and_then(|r| r);
+    let r = zpop_first(ctx, &keys, max, 1, retry).await;
     match r {
         Err(msg) => error(ctx, &msg),
         Ok(None) => wait(ctx, null_array),
-        Ok(Some((at, (member, score)))) => {
+        Ok(Some((at, popped))) => {
             ctx.client.blocked = None;
             let proto = ctx.proto();
+            let (member, score) = &popped[0];
             reply::array(ctx.out, 3);
             reply::bulk(ctx.out, &keys[at]);
-            reply::bulk(ctx.out, &member);
-            reply::double(ctx.out, score, proto);
+            reply::bulk(ctx.out, member);
+            reply::double(ctx.out, *score, proto);
+            Flow::Continue
+        }
+    }
+}
+
+/// `BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT count]`.
+pub async fn bzmpop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
+    let timeout = match parse_timeout(args.get(1)) {
+        Ok(t) => t,
+        Err(msg) => return error(ctx, msg),
+    };
+    let (keys, max, count) = match parse_mpop(args, 2, parse_min_max) {
+        Ok(parsed) => parsed,
+        Err(msg) => return error(ctx, msg),
+    };
+    let refs: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
+    let retry = match start(ctx, &refs, timeout) {
+        Start::TimedOut => {
+            null_array(ctx);
+            return Flow::Continue;
+        }
+        Start::Look { retry } => retry,
+    };
+    match zpop_first(ctx, &keys, max, count, retry).await {
+        Err(msg) => error(ctx, &msg),
+        Ok(None) => wait(ctx, null_array),
+        Ok(Some((at, popped))) => {
+            ctx.client.blocked = None;
+            zset_reply_mpop(ctx, &keys[at], &popped);
             Flow::Continue
         }
     }

@@ -215,6 +215,50 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
             ]),
         ])),
     ])),
+    ("bzmpop", M(&[
+        ("summary", S("Remove and return members with scores in a sorted set or block until one is available")),
+        ("since", S("7.0.0")),
+        ("group", S("sorted-set")),
+        ("complexity", S("O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("timeout")),
+                ("type", S("double")),
+            ]),
+            M(&[
+                ("name", S("numkeys")),
+                ("type", S("integer")),
+            ]),
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+                ("flags", T(&[P("multiple")])),
+            ]),
+            M(&[
+                ("name", S("where")),
+                ("type", S("oneof")),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("min")),
+                        ("type", S("pure-token")),
+                        ("token", S("MIN")),
+                    ]),
+                    M(&[
+                        ("name", S("max")),
+                        ("type", S("pure-token")),
+                        ("token", S("MAX")),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("count")),
+                ("type", S("integer")),
+                ("token", S("COUNT")),
+                ("flags", T(&[P("optional")])),
+            ]),
+        ])),
+    ])),
     ("bzpopmax", M(&[
         ("summary", S("Remove and return the member with the highest score from one or more sorted sets, or block until one is available")),
         ("since", S("5.0.0")),
@@ -2738,6 +2782,53 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
             ]),
         ])),
     ])),
+    ("zdiff", M(&[
+        ("summary", S("Subtract multiple sorted sets")),
+        ("since", S("6.2.0")),
+        ("group", S("sorted-set")),
+        ("complexity", S("O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("numkeys")),
+                ("type", S("integer")),
+            ]),
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+                ("flags", T(&[P("multiple")])),
+            ]),
+            M(&[
+                ("name", S("withscores")),
+                ("type", S("pure-token")),
+                ("token", S("WITHSCORES")),
+                ("flags", T(&[P("optional")])),
+            ]),
+        ])),
+    ])),
+    ("zdiffstore", M(&[
+        ("summary", S("Subtract multiple sorted sets and store the resulting sorted set in a new key")),
+        ("since", S("6.2.0")),
+        ("group", S("sorted-set")),
+        ("complexity", S("O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("destination")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("numkeys")),
+                ("type", S("integer")),
+            ]),
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(1)),
+                ("flags", T(&[P("multiple")])),
+            ]),
+        ])),
+    ])),
     ("zincrby", M(&[
         ("summary", S("Increment the score of a member in a sorted set")),
         ("since", S("1.2.0")),
@@ -2759,6 +2850,135 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
             ]),
         ])),
     ])),
+    ("zinter", M(&[
+        ("summary", S("Intersect multiple sorted sets")),
+        ("since", S("6.2.0")),
+        ("group", S("sorted-set")),
+        ("complexity", S("O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("numkeys")),
+                ("type", S("integer")),
+            ]),
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+                ("flags", T(&[P("multiple")])),
+            ]),
+            M(&[
+                ("name", S("weight")),
+                ("type", S("integer")),
+                ("token", S("WEIGHTS")),
+                ("flags", T(&[P("optional"), P("multiple")])),
+            ]),
+            M(&[
+                ("name", S("aggregate")),
+                ("type", S("oneof")),
+                ("token", S("AGGREGATE")),
+                ("flags", T(&[P("optional")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("sum")),
+                        ("type", S("pure-token")),
+                        ("token", S("SUM")),
+                    ]),
+                    M(&[
+                        ("name", S("min")),
+                        ("type", S("pure-token")),
+                        ("token", S("MIN")),
+                    ]),
+                    M(&[
+                        ("name", S("max")),
+                        ("type", S("pure-token")),
+                        ("token", S("MAX")),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("withscores")),
+                ("type", S("pure-token")),
+                ("token", S("WITHSCORES")),
+                ("flags", T(&[P("optional")])),
+            ]),
+        ])),
+    ])),
+    ("zintercard", M(&[
+        ("summary", S("Intersect multiple sorted sets and return the cardinality of the result")),
+        ("since", S("7.0.0")),
+        ("group", S("sorted-set")),
+        ("complexity", S("O(N*K) worst case with N being the smallest input sorted set, K being the number of input sorted sets.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("numkeys")),
+                ("type", S("integer")),
+            ]),
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+                ("flags", T(&[P("multiple")])),
+            ]),
+            M(&[
+                ("name", S("limit")),
+                ("type", S("integer")),
+                ("token", S("LIMIT")),
+                ("flags", T(&[P("optional")])),
+            ]),
+        ])),
+    ])),
+    ("zinterstore", M(&[
+        ("summary", S("Intersect multiple sorted sets and store the resulting sorted set in a new key")),
+        ("since", S("2.0.0")),
+        ("group", S("sorted-set")),
+        ("complexity", S("O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("destination")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("numkeys")),
+                ("type", S("integer")),
+            ]),
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(1)),
+                ("flags", T(&[P("multiple")])),
+            ]),
+            M(&[
+                ("name", S("weight")),
+                ("type", S("integer")),
+                ("token", S("WEIGHTS")),
+                ("flags", T(&[P("optional"), P("multiple")])),
+            ]),
+            M(&[
+                ("name", S("aggregate")),
+                ("type", S("oneof")),
+                ("token", S("AGGREGATE")),
+                ("flags", T(&[P("optional")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("sum")),
+                        ("type", S("pure-token")),
+                        ("token", S("SUM")),
+                    ]),
+                    M(&[
+                        ("name", S("min")),
+                        ("type", S("pure-token")),
+                        ("token", S("MIN")),
+                    ]),
+                    M(&[
+                        ("name", S("max")),
+                        ("type", S("pure-token")),
+                        ("token", S("MAX")),
+                    ]),
+                ])),
+            ]),
+        ])),
+    ])),
     ("zlexcount", M(&[
         ("summary", S("Count the number of members in a sorted set between a given lexicographical range")),
         ("since", S("2.8.9")),
@@ -2777,6 +2997,46 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
             M(&[
                 ("name", S("max")),
                 ("type", S("string")),
+            ]),
+        ])),
+    ])),
+    ("zmpop", M(&[
+        ("summary", S("Remove and return members with scores in a sorted set")),
+        ("since", S("7.0.0")),
+        ("group", S("sorted-set")),
+        ("complexity", S("O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("numkeys")),
+                ("type", S("integer")),
+            ]),
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+                ("flags", T(&[P("multiple")])),
+            ]),
+            M(&[
+                ("name", S("where")),
+                ("type", S("oneof")),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("min")),
+                        ("type", S("pure-token")),
+                        ("token", S("MIN")),
+                    ]),
+                    M(&[
+                        ("name", S("max")),
+                        ("type", S("pure-token")),
+                        ("token", S("MAX")),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("count")),
+                ("type", S("integer")),
+                ("token", S("COUNT")),
+                ("flags", T(&[P("optional")])),
             ]),
         ])),
     ])),
@@ -3008,6 +3268,71 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
                 ("type", S("pure-token")),
                 ("token", S("WITHSCORES")),
                 ("since", S("2.0.0")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("offset_count")),
+                ("type", S("block")),
+                ("token", S("LIMIT")),
+                ("flags", T(&[P("optional")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("offset")),
+                        ("type", S("integer")),
+                    ]),
+                    M(&[
+                        ("name", S("count")),
+                        ("type", S("integer")),
+                    ]),
+                ])),
+            ]),
+        ])),
+    ])),
+    ("zrangestore", M(&[
+        ("summary", S("Store a range of members from sorted set into another key")),
+        ("since", S("6.2.0")),
+        ("group", S("sorted-set")),
+        ("complexity", S("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements stored into the destination key.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("dst")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("src")),
+                ("type", S("key")),
+                ("key_spec_index", I(1)),
+            ]),
+            M(&[
+                ("name", S("min")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("max")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("sortby")),
+                ("type", S("oneof")),
+                ("flags", T(&[P("optional")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("byscore")),
+                        ("type", S("pure-token")),
+                        ("token", S("BYSCORE")),
+                    ]),
+                    M(&[
+                        ("name", S("bylex")),
+                        ("type", S("pure-token")),
+                        ("token", S("BYLEX")),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("rev")),
+                ("type", S("pure-token")),
+                ("token", S("REV")),
                 ("flags", T(&[P("optional")])),
             ]),
             M(&[
@@ -3310,6 +3635,111 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
             M(&[
                 ("name", S("member")),
                 ("type", S("string")),
+            ]),
+        ])),
+    ])),
+    ("zunion", M(&[
+        ("summary", S("Add multiple sorted sets")),
+        ("since", S("6.2.0")),
+        ("group", S("sorted-set")),
+        ("complexity", S("O(N)+O(M*log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("numkeys")),
+                ("type", S("integer")),
+            ]),
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+                ("flags", T(&[P("multiple")])),
+            ]),
+            M(&[
+                ("name", S("weight")),
+                ("type", S("integer")),
+                ("token", S("WEIGHTS")),
+                ("flags", T(&[P("optional"), P("multiple")])),
+            ]),
+            M(&[
+                ("name", S("aggregate")),
+                ("type", S("oneof")),
+                ("token", S("AGGREGATE")),
+                ("flags", T(&[P("optional")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("sum")),
+                        ("type", S("pure-token")),
+                        ("token", S("SUM")),
+                    ]),
+                    M(&[
+                        ("name", S("min")),
+                        ("type", S("pure-token")),
+                        ("token", S("MIN")),
+                    ]),
+                    M(&[
+                        ("name", S("max")),
+                        ("type", S("pure-token")),
+                        ("token", S("MAX")),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("withscores")),
+                ("type", S("pure-token")),
+                ("token", S("WITHSCORES")),
+                ("flags", T(&[P("optional")])),
+            ]),
+        ])),
+    ])),
+    ("zunionstore", M(&[
+        ("summary", S("Add multiple sorted sets and store the resulting sorted set in a new key")),
+        ("since", S("2.0.0")),
+        ("group", S("sorted-set")),
+        ("complexity", S("O(N)+O(M log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("destination")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("numkeys")),
+                ("type", S("integer")),
+            ]),
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(1)),
+                ("flags", T(&[P("multiple")])),
+            ]),
+            M(&[
+                ("name", S("weight")),
+                ("type", S("integer")),
+                ("token", S("WEIGHTS")),
+                ("flags", T(&[P("optional"), P("multiple")])),
+            ]),
+            M(&[
+                ("name", S("aggregate")),
+                ("type", S("oneof")),
+                ("token", S("AGGREGATE")),
+                ("flags", T(&[P("optional")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("sum")),
+                        ("type", S("pure-token")),
+                        ("token", S("SUM")),
+                    ]),
+                    M(&[
+                        ("name", S("min")),
+                        ("type", S("pure-token")),
+                        ("token", S("MIN")),
+                    ]),
+                    M(&[
+                        ("name", S("max")),
+                        ("type", S("pure-token")),
+                        ("token", S("MAX")),
+                    ]),
+                ])),
             ]),
         ])),
     ])),

@@ -402,6 +402,27 @@ pub async fn execute(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Cmd::BLMPop => blocking::blmpop(args, ctx).await,
         Cmd::BZPopMin => blocking::bzpop(args, ctx, false).await,
         Cmd::BZPopMax => blocking::bzpop(args, ctx, true).await,
+        Cmd::ZRangeStore => {
+            zset::range::zrange(args, ctx, zset::range::RangeBy::Auto, None, true).await
+        }
+        Cmd::ZUnion => zset::algebra::zcombine(args, ctx, zset::algebra::Op::Union, "zunion").await,
+        Cmd::ZInter => zset::algebra::zcombine(args, ctx, zset::algebra::Op::Inter, "zinter").await,
+        Cmd::ZDiff => zset::algebra::zcombine(args, ctx, zset::algebra::Op::Diff, "zdiff").await,
+        Cmd::ZUnionStore => {
+            let op = zset::algebra::Op::Union;
+            zset::algebra::zcombine_store(args, ctx, op, "zunionstore").await
+        }
+        Cmd::ZInterStore => {
+            let op = zset::algebra::Op::Inter;
+            zset::algebra::zcombine_store(args, ctx, op, "zinterstore").await
+        }
+        Cmd::ZDiffStore => {
+            let op = zset::algebra::Op::Diff;
+            zset::algebra::zcombine_store(args, ctx, op, "zdiffstore").await
+        }
+        Cmd::ZInterCard => zset::algebra::zintercard(args, ctx).await,
+        Cmd::ZMPop => zset::write::zmpop(args, ctx).await,
+        Cmd::BZMPop => blocking::bzmpop(args, ctx).await,
         Cmd::ZAdd => zset::write::zadd(args, ctx, false).await,
         Cmd::ZIncrBy => zset::write::zadd(args, ctx, true).await,
         Cmd::ZRem => zset::write::zrem(args, ctx).await,
@@ -419,21 +440,23 @@ pub async fn execute(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Cmd::ZLexCount => zset::read::zcount(args, ctx, true).await,
         Cmd::ZRandMember => zset::read::zrandmember(args, ctx).await,
         Cmd::ZScan => zset::read::zscan(args, ctx).await,
-        Cmd::ZRange => zset::range::zrange(args, ctx, zset::range::RangeBy::Auto, None).await,
+        Cmd::ZRange => {
+            zset::range::zrange(args, ctx, zset::range::RangeBy::Auto, None, false).await
+        }
         Cmd::ZRevRange => {
-            zset::range::zrange(args, ctx, zset::range::RangeBy::Rank, Some(true)).await
+            zset::range::zrange(args, ctx, zset::range::RangeBy::Rank, Some(true), false).await
         }
         Cmd::ZRangeByScore => {
-            zset::range::zrange(args, ctx, zset::range::RangeBy::Score, Some(false)).await
+            zset::range::zrange(args, ctx, zset::range::RangeBy::Score, Some(false), false).await
         }
         Cmd::ZRevRangeByScore => {
-            zset::range::zrange(args, ctx, zset::range::RangeBy::Score, Some(true)).await
+            zset::range::zrange(args, ctx, zset::range::RangeBy::Score, Some(true), false).await
         }
         Cmd::ZRangeByLex => {
-            zset::range::zrange(args, ctx, zset::range::RangeBy::Lex, Some(false)).await
+            zset::range::zrange(args, ctx, zset::range::RangeBy::Lex, Some(false), false).await
         }
         Cmd::ZRevRangeByLex => {
-            zset::range::zrange(args, ctx, zset::range::RangeBy::Lex, Some(true)).await
+            zset::range::zrange(args, ctx, zset::range::RangeBy::Lex, Some(true), false).await
         }
         Cmd::Multi => multi::multi(args, ctx).await,
         Cmd::Exec => multi::exec(args, ctx).await,

@@ -31,7 +31,7 @@ pub enum End {
 
 impl End {
     /// `LEFT` or `RIGHT` (any case), as Redis's `getListPositionFromObjectOrReply`.
-    fn parse(args: &Args<'_>, i: usize) -> Option<End> {
+    pub fn parse(args: &Args<'_>, i: usize) -> Option<End> {
         if args.is(i, "left") {
             Some(End::Left)
         } else if args.is(i, "right") {

@@ -52,7 +52,7 @@ pub async fn pop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, end: End) -> Flow {
 /// `LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count]`: pops from the
 /// first non-empty list; replies `[key, [elements]]`, or a null array.
 pub async fn lmpop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
-    let (keys, end, count) = match parse_mpop(args, 1) {
+    let (keys, end, count) = match parse_mpop(args, 1, End::parse) {
         Ok(parsed) => parsed,
         Err(msg) => {
             ctx.error(msg);
@@ -77,9 +77,15 @@ pub fn reply_mpop(ctx: &mut Ctx<'_, '_>, key: &[u8], popped: &[Bytes]) {
     bulks(ctx, popped);
 }
 
-/// `numkeys key [key ...] LEFT|RIGHT [COUNT count]` from argument `at`
-/// (`LMPOP`, `BLMPOP`): the keys, the end, the count; or the error reply.
-pub fn parse_mpop(args: &Args<'_>, at: usize) -> Result<(Vec<Bytes>, End, u64), &'static str> {
+/// `numkeys key [key ...] WHERE [COUNT count]` from argument `at`
+/// (`LMPOP`, `BLMPOP` with `LEFT|RIGHT`, `ZMPOP`, `BZMPOP` with
+/// `MIN|MAX`): the keys, the `WHERE` word as `parse_where` reads it, the
+/// count; or the error reply.
+pub fn parse_mpop<W>(
+    args: &Args<'_>,
+    at: usize,
+    parse_where: impl Fn(&Args<'_>, usize) -> Option<W>,
+) -> Result<(Vec<Bytes>, W, u64), &'static str> {
     let numkeys = match parse_i64(args.get(at)) {
         Some(n) if n >= 1 => n as u64,
         _ => return Err("ERR numkeys should be greater than 0"),
@@ -89,7 +95,7 @@ pub fn parse_mpop(args: &Args<'_>, at: usize) -> Result<(Vec<Bytes>, End, u64), 
         return Err(SYNTAX_ERROR);
     }
     let where_at = where_at as usize;
-    let end = End::parse(args, where_at).ok_or(SYNTAX_ERROR)?;
+    let end = parse_where(args, where_at).ok_or(SYNTAX_ERROR)?;
     let mut count: Option<u64> = None;
     let mut i = where_at + 1;
     while i < args.len() {

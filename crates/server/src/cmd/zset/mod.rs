@@ -13,6 +13,7 @@
 //! `ZDIFF`, their `STORE` forms, `ZINTERCARD`, `ZRANGESTORE`), `ZMPOP` and
 //! the blocking pops.
 
+pub mod algebra;
 pub mod range;
 pub mod read;
 pub mod write;

@@ -1,13 +1,16 @@
 //! The `ZRANGE` family: `ZRANGE key start stop [BYSCORE|BYLEX] [REV]
 //! [LIMIT offset count] [WITHSCORES]` and the older forms it subsumes
 //! (`ZREVRANGE`, `ZRANGEBYSCORE`, `ZREVRANGEBYSCORE`, `ZRANGEBYLEX`,
-//! `ZREVRANGEBYLEX`), all through Redis 7.0's one parser
+//! `ZREVRANGEBYLEX`) and `ZRANGESTORE`, all through Redis 7.0's one parser
 //! (`zrangeGenericCommand`): same options, same checks, same order.
 
 use super::{reply_members, Selection};
-use crate::cmd::collection;
+use crate::cmd::collection::{self, collection_of, store};
 use crate::cmd::{parse_i64, Args, Ctx, Flow, NOT_AN_INTEGER, SYNTAX_ERROR};
+use crate::resp::reply;
 use crate::zset::ZSet;
+use bytes::Bytes;
+use tiercache_engine::Change;
 
 /// How a range is given.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,19 +27,24 @@ pub enum RangeBy {
 
 /// Which `ZRANGE` form: how its range is given, and whether it is
 /// reversed (`None`: `ZRANGE`, whose `REV` option decides).
+/// `store` is `ZRANGESTORE dst src min max ...`: the range is written to
+/// `dst` (replacing it; deleted when empty), and the reply is its size.
 pub async fn zrange(
     args: &Args<'_>,
     ctx: &mut Ctx<'_, '_>,
     by: RangeBy,
     rev: Option<bool>,
+    store: bool,
 ) -> Flow {
     let (mut by, mut rev_opt) = (by, rev);
     let mut with_scores = false;
     let (mut offset, mut limit): (i64, i64) = (0, -1);
-    let mut i = 4;
+    // The source key, then min and max, then the options.
+    let key_at = if store { 2 } else { 1 };
+    let mut i = key_at + 3;
     while i < args.len() {
         let left = args.len() - i - 1;
-        if args.is(i, "withscores") {
+        if !store && args.is(i, "withscores") {
             with_scores = true;
         } else if args.is(i, "limit") && left >= 2 {
             match (parse_i64(args.get(i + 1)), parse_i64(args.get(i + 2))) {
@@ -73,9 +81,9 @@ pub async fn zrange(
     }
     // A reversed score or lex range is given as max, min.
     let (a, b) = if rev && by != RangeBy::Rank {
-        (args.get(3), args.get(2))
+        (args.get(key_at + 2), args.get(key_at + 1))
     } else {
-        (args.get(2), args.get(3))
+        (args.get(key_at + 1), args.get(key_at + 2))
     };
     let selection = match by {
         RangeBy::Score => Selection::scores(a, b),
@@ -86,37 +94,94 @@ pub async fn zrange(
         Ok(s) => s,
         Err(msg) => return error(ctx, msg),
     };
+    let pick = Pick {
+        selection,
+        by,
+        rev,
+        offset,
+        limit,
+    };
+    if store {
+        return store_range(args, ctx, &pick).await;
+    }
     let z = match collection::read::<ZSet>(ctx, args.get(1)).await {
         Ok(z) => z.unwrap_or_default(),
         Err(msg) => return error(ctx, &msg),
     };
-    let span = match selection {
-        // Reversed ranks count from the highest score.
-        Selection::Rank(..) if rev => {
-            let span = selection.span(&z);
-            z.len() - span.end..z.len() - span.start
-        }
-        _ => selection.span(&z),
-    };
-    let picked: Vec<_> = {
+    let picked = pick.from(&z);
+    reply_members(ctx, picked.into_iter(), with_scores);
+    Flow::Continue
+}
+
+/// A parsed range request.
+struct Pick {
+    selection: Selection,
+    by: RangeBy,
+    rev: bool,
+    offset: i64,
+    limit: i64,
+}
+
+impl Pick {
+    /// The members selected, in reply order.
+    fn from<'z>(&self, z: &'z ZSet) -> Vec<(&'z Bytes, f64)> {
+        let span = match self.selection {
+            // Reversed ranks count from the highest score.
+            Selection::Rank(..) if self.rev => {
+                let span = self.selection.span(z);
+                z.len() - span.end..z.len() - span.start
+            }
+            _ => self.selection.span(z),
+        };
         let items = span.map(|r| z.at(r).expect("within the set"));
-        let items: Box<dyn Iterator<Item = _>> = if rev {
+        let items: Box<dyn Iterator<Item = _>> = if self.rev {
             Box::new(items.rev())
         } else {
             Box::new(items)
         };
         // Redis skips `offset` in range (none when negative) and takes
         // `limit` (all when negative); a rank range ignores both.
-        if by == RangeBy::Rank {
+        if self.by == RangeBy::Rank {
             items.collect()
-        } else if offset < 0 {
+        } else if self.offset < 0 {
             Vec::new()
         } else {
-            let take = usize::try_from(limit).unwrap_or(usize::MAX);
-            items.skip(offset as usize).take(take).collect()
+            let take = usize::try_from(self.limit).unwrap_or(usize::MAX);
+            items.skip(self.offset as usize).take(take).collect()
         }
-    };
-    reply_members(ctx, picked.into_iter(), with_scores);
+    }
+}
+
+/// `ZRANGESTORE`'s write: under both keys' locks.
+async fn store_range(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, pick: &Pick) -> Flow {
+    let max = ctx.server.config.limits.max_bulk_len;
+    let keys = vec![args.bytes(2), args.bytes(1)];
+    let r = ctx
+        .session
+        .modify_many(keys, |found| {
+            let mut changes = vec![Change::Keep, Change::Keep];
+            let z = match collection_of::<ZSet>(found[0].as_ref()) {
+                Ok(z) => z.unwrap_or_default(),
+                Err(msg) => return (changes, Err(msg)),
+            };
+            let mut out = ZSet::default();
+            out.update_many(
+                pick.from(&z).into_iter().map(|(m, s)| (m.clone(), s)),
+                |_, s| Some(s),
+            );
+            match store(None, &out, max) {
+                Ok(Change::Keep) => changes[1] = Change::Delete,
+                Ok(change) => changes[1] = change,
+                Err(msg) => return (changes, Err(msg)),
+            }
+            (changes, Ok(out.len()))
+        })
+        .await;
+    match r {
+        Ok(Ok(n)) => reply::integer(ctx.out, n as i64),
+        Ok(Err(msg)) => ctx.error(&msg),
+        Err(e) => ctx.engine_error(&e),
+    }
     Flow::Continue
 }
 

@@ -2,10 +2,14 @@
 //! `ZPOPMIN`, `ZPOPMAX` and `ZREMRANGEBYRANK`/`SCORE`/`LEX`.
 
 use super::{parse_score, reply_members, Selection, NOT_A_FLOAT};
-use crate::cmd::collection;
+use crate::cmd::collection::{self, collection_of, store};
+use crate::cmd::engine_error_message;
+use crate::cmd::list::pop::parse_mpop;
 use crate::cmd::{parse_i64, Args, Ctx, Flow, SYNTAX_ERROR};
 use crate::resp::reply;
 use crate::zset::ZSet;
+use bytes::Bytes;
+use tiercache_engine::Change;
 
 /// Redis's reply when an increment makes a score NaN.
 const NAN_SCORE: &str = "ERR resulting score is not a number (NaN)";
@@ -196,17 +200,9 @@ pub async fn zpop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, max: bool) -> Flow {
         None
     };
     let r = collection::modify::<ZSet, _>(ctx, args.get(1), |z| {
-        let n = count.unwrap_or(1).min(z.len() as u64) as usize;
-        let len = z.len();
-        let mut popped = if max {
-            z.remove_ranks(len - n..len)
-        } else {
-            z.remove_ranks(0..n)
-        };
-        if max {
-            popped.reverse();
-        }
-        Ok((popped, n > 0))
+        let popped = take_ends(z, max, count.unwrap_or(1));
+        let changed = !popped.is_empty();
+        Ok((popped, changed))
     })
     .await;
     match r {
@@ -221,6 +217,103 @@ pub async fn zpop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, max: bool) -> Flow {
         Ok(popped) => reply_members(ctx, popped.iter().map(|(m, s)| (m, *s)), true),
     }
     Flow::Continue
+}
+
+/// `MIN` or `MAX` (any case): true for `MAX`.
+pub fn parse_min_max(args: &Args<'_>, i: usize) -> Option<bool> {
+    if args.is(i, "min") {
+        Some(false)
+    } else if args.is(i, "max") {
+        Some(true)
+    } else {
+        None
+    }
+}
+
+/// `ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]`: pops from the
+/// first non-empty sorted set; `[key, [[member, score], ...]]`, or a null
+/// array.
+pub async fn zmpop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
+    let (keys, max, count) = match parse_mpop(args, 1, parse_min_max) {
+        Ok(parsed) => parsed,
+        Err(msg) => return error(ctx, msg),
+    };
+    match pop_first(ctx, &keys, max, count, false).await {
+        Err(msg) => ctx.error(&msg),
+        Ok(None) => {
+            let proto = ctx.proto();
+            reply::null_array(ctx.out, proto)
+        }
+        Ok(Some((at, popped))) => reply_mpop(ctx, &keys[at], &popped),
+    }
+    Flow::Continue
+}
+
+/// `[key, [[member, score], ...]]`, `ZMPOP`'s reply (nested pairs in
+/// RESP2 too).
+pub fn reply_mpop(ctx: &mut Ctx<'_, '_>, key: &[u8], popped: &[(Bytes, f64)]) {
+    let proto = ctx.proto();
+    reply::array(ctx.out, 2);
+    reply::bulk(ctx.out, key);
+    reply::array(ctx.out, popped.len());
+    for (m, s) in popped {
+        reply::array(ctx.out, 2);
+        reply::bulk(ctx.out, m);
+        reply::double(ctx.out, *s, proto);
+    }
+}
+
+/// Pops up to `count` of the lowest (`max`: highest) members of the first
+/// non-empty sorted set of `keys`, under every key's lock: which key and
+/// what was popped (in pop order); `None` when all are empty. Another
+/// type is an error, or passed over with `skip_wrong_type` (a blocked
+/// client waking up).
+pub async fn pop_first(
+    ctx: &mut Ctx<'_, '_>,
+    keys: &[Bytes],
+    max: bool,
+    count: u64,
+    skip_wrong_type: bool,
+) -> Result<Option<(usize, Vec<(Bytes, f64)>)>, String> {
+    let limit = ctx.server.config.limits.max_bulk_len;
+    let r = ctx
+        .session
+        .modify_many(keys.to_vec(), |found| {
+            let mut changes = vec![Change::Keep; found.len()];
+            for (at, entry) in found.iter().enumerate() {
+                let mut z = match collection_of::<ZSet>(entry.as_ref()) {
+                    Ok(Some(z)) => z,
+                    Ok(None) => continue,
+                    Err(_) if skip_wrong_type => continue,
+                    Err(msg) => return (changes, Err(msg)),
+                };
+                let popped = take_ends(&mut z, max, count);
+                return match store(entry.as_ref(), &z, limit) {
+                    Ok(change) => {
+                        changes[at] = change;
+                        (changes, Ok(Some((at, popped))))
+                    }
+                    Err(msg) => (changes, Err(msg)),
+                };
+            }
+            (changes, Ok(None))
+        })
+        .await;
+    r.map_err(|e| engine_error_message(&e))?
+}
+
+/// Removes up to `count` of the lowest (`max`: highest) members, in the
+/// order popped.
+fn take_ends(z: &mut ZSet, max: bool, count: u64) -> Vec<(Bytes, f64)> {
+    let n = count.min(z.len() as u64) as usize;
+    let len = z.len();
+    if max {
+        let mut popped = z.remove_ranks(len - n..len);
+        popped.reverse();
+        popped
+    } else {
+        z.remove_ranks(0..n)
+    }
 }
 
 /// Which `ZREMRANGEBY*`.
