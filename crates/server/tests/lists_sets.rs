@@ -227,6 +227,16 @@ async fn a_push_from_another_client_aborts_a_watching_exec() {
         a.cmd(&["EXEC"]).await,
         Reply::Array(Some(vec![Reply::bulk("1"), Reply::Int(1)]))
     );
+    // An SMOVE of a member the watched set already has does not change it.
+    b.cmd(&["SADD", "src", "1"]).await;
+    a.cmd(&["WATCH", "seen"]).await;
+    assert_eq!(b.cmd(&["SMOVE", "src", "seen", "1"]).await, Reply::Int(1));
+    a.cmd(&["MULTI"]).await;
+    a.cmd(&["SCARD", "seen"]).await;
+    assert_eq!(
+        a.cmd(&["EXEC"]).await,
+        Reply::Array(Some(vec![Reply::Int(1)]))
+    );
     // An SADD from another client counts as a write too.
     a.cmd(&["WATCH", "seen"]).await;
     b.cmd(&["SADD", "seen", "2"]).await;

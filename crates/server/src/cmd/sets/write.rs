@@ -66,9 +66,17 @@ pub async fn smove(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             if from.remove_many(&[member]) == 0 {
                 return (keep, Ok(0));
             }
-            to.add_many([Bytes::copy_from_slice(member)]);
-            let changes = store(found[0].as_ref(), &from, max_len)
-                .and_then(|a| Ok(vec![a, store(found[1].as_ref(), &to, max_len)?]));
+            // A member already in the destination leaves it untouched (no
+            // write, so no WATCH of it sees a change), as in Redis.
+            let added = to.add_many([Bytes::copy_from_slice(member)]) > 0;
+            let changes = store(found[0].as_ref(), &from, max_len).and_then(|a| {
+                let b = if added {
+                    store(found[1].as_ref(), &to, max_len)?
+                } else {
+                    Change::Keep
+                };
+                Ok(vec![a, b])
+            });
             match changes {
                 Ok(changes) => (changes, Ok(1)),
                 Err(msg) => (keep, Err(msg)),
