@@ -111,7 +111,9 @@ impl Hash {
     /// returns how many fields are new.
     pub fn set_many(&mut self, pairs: impl IntoIterator<Item = (Bytes, Bytes)>) -> usize {
         let pairs: Vec<(Bytes, Bytes)> = pairs.into_iter().collect();
-        if pairs.len() * self.fields.len() <= INDEX_ABOVE * INDEX_ABOVE {
+        // A few fields: a scan each (building an index of a big hash for
+        // one field costs far more than the scan).
+        if pairs.len() <= INDEX_ABOVE || pairs.len() * self.fields.len() <= INDEX_ABOVE * INDEX_ABOVE {
             return pairs
                 .into_iter()
                 .map(|(f, v)| usize::from(self.set(f, v)))

@@ -73,6 +73,11 @@ pub fn zset_script() -> Vec<Step> {
         c("ZADD z 1 a 2"),
         c("ZADD z BOGUS 1 a"),
         c("ZRANGE z 0 -1 WITHSCORES"),
+        // Many members at once (one rebuild rather than an insert each).
+        c("ZADD big 0 m0 1 m1 2 m2 3 m3 4 m4 5 m5 6 m6 7 m7 8 m8 9 m9 10 m10 11 m11 12 m12 13 m13 14 m14 15 m0 16 m1 17 m2 18 m3 19 m4"),
+        c("ZADD big CH GT 0 m0 7 m1 3 m2 10 m3 6 m4 2 m5 9 m6 5 m7 1 m8 8 m9 4 m10 0 m11 7 m12 3 m13 10 m14 6 m15 2 m16 9 m17 5 m0 1 m1"),
+        c("ZADD big NX 0 m0 7 m1 3 m2 10 m3 6 m4 2 m5 9 m6 5 m7 1 m8 8 m9 4 m10 0 m11 7 m12 3 m13 10 m14 6 m15 2 m16 9 m17 5 m0 1 m1"),
+        c("ZRANGE big 0 -1 WITHSCORES"),
         // Scores as Redis 7.0 prints them.
         c("ZADD f 0.1 a 1e21 b -0 c inf d -inf e 1.5e-7 f 123456789012345678 g 3.0 h +5 i .5 j"),
         c("ZRANGE f 0 -1 WITHSCORES"),

@@ -96,6 +96,28 @@ pub async fn zadd(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, incrby: bool) -> Flow 
                     z.insert(member, score);
                 }
             }
+        } else if pairs.len() <= 16 {
+            // A few members: a scan and an in-place insert each (a rebuild
+            // of a big set for one member costs far more).
+            for (member, score) in pairs {
+                match add_one(f, z.score(&member), score) {
+                    Outcome::Nop | Outcome::Nan => {}
+                    outcome => {
+                        processed += 1;
+                        match outcome {
+                            Outcome::Added(s) => {
+                                added += 1;
+                                z.insert(member, s);
+                            }
+                            Outcome::Updated(s) => {
+                                updated += 1;
+                                z.insert(member, s);
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+            }
         } else {
             z.update_many(pairs, |current, score| match add_one(f, current, score) {
                 Outcome::Nop | Outcome::Nan => None,
