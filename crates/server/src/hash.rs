@@ -113,7 +113,9 @@ impl Hash {
         let pairs: Vec<(Bytes, Bytes)> = pairs.into_iter().collect();
         // A few fields: a scan each (building an index of a big hash for
         // one field costs far more than the scan).
-        if pairs.len() <= INDEX_ABOVE || pairs.len() * self.fields.len() <= INDEX_ABOVE * INDEX_ABOVE {
+        if pairs.len() <= INDEX_ABOVE
+            || pairs.len() * self.fields.len() <= INDEX_ABOVE * INDEX_ABOVE
+        {
             return pairs
                 .into_iter()
                 .map(|(f, v)| usize::from(self.set(f, v)))
