@@ -15,7 +15,7 @@ use crate::cmd::{self, engine_error_message, Args, Ctx, Flow};
 use crate::read::{read_more, ReadEnd, KEEP_BUFFER, MAX_BATCH, READ_CHUNK};
 use crate::resp::{reply, ProtocolError, RequestParser};
 use crate::shutdown::Shutdown;
-use crate::state::{ClientState, ServerState};
+use crate::state::{ClientState, ServerState, UNBLOCK_ERROR, UNBLOCK_TIMEOUT};
 use bytes::{Buf, BytesMut};
 use std::io;
 use std::sync::atomic::Ordering;
@@ -278,9 +278,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
         };
         let (wake, deadline) = (blocked.wake.clone(), blocked.deadline);
         let server = self.server.clone();
+        let info = self.client.info.clone();
         server.blocked_clients.fetch_add(1, Ordering::Relaxed);
+        *info.blocked_wake.lock().unwrap_or_else(|e| e.into_inner()) = Some(wake.clone());
         let _unblocked = scopeguard(move || {
             server.blocked_clients.fetch_sub(1, Ordering::Relaxed);
+            *info.blocked_wake.lock().unwrap_or_else(|e| e.into_inner()) = None;
         });
         let limit = self.server.config.limits.max_request_len;
         loop {
@@ -298,7 +301,15 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
                 }
             };
             tokio::select! {
-                _ = wake.notified() => return Ok(true),
+                _ = wake.notified() => {
+                    // `CLIENT UNBLOCK` from another connection, or a write.
+                    let why = self.client.info.unblock.swap(0, Ordering::AcqRel);
+                    if let Some(b) = &mut self.client.blocked {
+                        b.timed_out |= why == UNBLOCK_TIMEOUT;
+                        b.unblocked |= why == UNBLOCK_ERROR;
+                    }
+                    return Ok(true);
+                }
                 _ = until => {
                     if let Some(b) = &mut self.client.blocked {
                         b.timed_out = true;

@@ -4,7 +4,7 @@ use crate::config::ServerConfig;
 use crate::resp::Proto;
 use bytes::Bytes;
 use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
@@ -212,7 +212,18 @@ pub struct ClientInfo {
     last_command: AtomicU32,
     /// Name (`CLIENT SETNAME`), library name and version (`CLIENT SETINFO`).
     pub names: Mutex<ClientNames>,
+    /// While the connection waits in a blocking command: what wakes it
+    /// (`CLIENT UNBLOCK` uses it; `flags=b`).
+    pub blocked_wake: Mutex<Option<Arc<tokio::sync::Notify>>>,
+    /// Why `CLIENT UNBLOCK` woke it: 0 not, [`UNBLOCK_TIMEOUT`] or
+    /// [`UNBLOCK_ERROR`].
+    pub unblock: AtomicU8,
 }
+
+/// `CLIENT UNBLOCK id TIMEOUT`: the command answers as if timed out.
+pub const UNBLOCK_TIMEOUT: u8 = 1;
+/// `CLIENT UNBLOCK id ERROR`: the command answers `-UNBLOCKED`.
+pub const UNBLOCK_ERROR: u8 = 2;
 
 /// The names a client gives itself.
 #[derive(Debug, Default, Clone)]
@@ -239,6 +250,22 @@ impl ClientInfo {
             multi: AtomicI64::new(-1),
             last_command: AtomicU32::new(0),
             names: Mutex::new(ClientNames::default()),
+            blocked_wake: Mutex::new(None),
+            unblock: AtomicU8::new(0),
+        }
+    }
+
+    /// Asks the connection, if it waits in a blocking command, to stop
+    /// waiting for `reason` (`CLIENT UNBLOCK`); true when it was waiting.
+    pub fn unblock(&self, reason: u8) -> bool {
+        let wake = self.blocked_wake.lock().unwrap_or_else(|e| e.into_inner());
+        match &*wake {
+            Some(w) => {
+                self.unblock.store(reason, Ordering::Release);
+                w.notify_one();
+                true
+            }
+            None => false,
         }
     }
 
@@ -268,14 +295,26 @@ impl ClientInfo {
     }
 
     /// `flags=`: in Redis's order, the ones that apply here.
-    fn flags(&self) -> &'static str {
-        let multi = self.multi.load(Ordering::Relaxed) >= 0;
-        match (multi, self.no_evict.load(Ordering::Relaxed)) {
-            (true, true) => "xe",
-            (true, false) => "x",
-            (false, true) => "e",
-            (false, false) => "N",
+    fn flags(&self) -> String {
+        let mut f = String::new();
+        if self.multi.load(Ordering::Relaxed) >= 0 {
+            f.push('x');
         }
+        if self
+            .blocked_wake
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
+        {
+            f.push('b');
+        }
+        if self.no_evict.load(Ordering::Relaxed) {
+            f.push('e');
+        }
+        if f.is_empty() {
+            f.push('N');
+        }
+        f
     }
 
     /// One `CLIENT LIST` line (with its trailing newline), in Redis 7's

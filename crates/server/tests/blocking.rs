@@ -3,7 +3,8 @@
 //! `BLPOP` is served by another client's push, pipelined requests behind
 //! it wait with it, competing waiters each get one element and are served
 //! in the order they blocked, a timeout
-//! answers null, `INFO` counts blocked clients, and a client that leaves
+//! answers null, `CLIENT UNBLOCK` ends a wait, `INFO` counts blocked
+//! clients, and a client that leaves
 //! or a server that stops while one waits is handled.
 
 mod common;
@@ -171,6 +172,43 @@ async fn a_timeout_answers_null_and_other_writes_do_not_end_the_wait() {
     assert_eq!(blocked_clients(&mut c).await, 0);
     // The connection is usable afterwards.
     assert_eq!(w.cmd(&["PING"]).await, Reply::Simple("PONG".into()));
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_unblock_ends_a_wait_as_a_timeout_or_an_error() {
+    let server = TestServer::start().await;
+    let mut w = server.client().await;
+    let mut c = server.client().await;
+    let Reply::Int(id) = w.cmd(&["CLIENT", "ID"]).await else {
+        panic!("CLIENT ID")
+    };
+    let id = id.to_string();
+    assert_eq!(
+        c.cmd(&["CLIENT", "UNBLOCK", &id]).await,
+        Reply::Int(0),
+        "not blocked"
+    );
+    w.send_raw(&send(&["BLPOP", "q", "0"])).await;
+    until_blocked(&mut c, 1).await;
+    let list = c.cmd(&["CLIENT", "LIST", "ID", &id]).await.text();
+    assert!(list.contains(" flags=b "), "{list}");
+    assert_eq!(c.cmd(&["CLIENT", "UNBLOCK", &id]).await, Reply::Int(1));
+    assert_eq!(w.read().await, Reply::Array(None), "answered as a timeout");
+    w.send_raw(&send(&["BZPOPMIN", "z", "0"])).await;
+    until_blocked(&mut c, 1).await;
+    assert_eq!(
+        c.cmd(&["CLIENT", "UNBLOCK", &id, "ERROR"]).await,
+        Reply::Int(1)
+    );
+    assert!(w
+        .read()
+        .await
+        .is_error_starting("UNBLOCKED client unblocked via CLIENT UNBLOCK"));
+    assert_eq!(blocked_clients(&mut c).await, 0);
+    // Still usable, and no longer waiting: a push is not taken.
+    c.cmd(&["RPUSH", "q", "x"]).await;
+    assert_eq!(w.cmd(&["LLEN", "q"]).await, Reply::Int(1));
     server.shutdown().await;
 }
 

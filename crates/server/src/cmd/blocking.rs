@@ -42,8 +42,11 @@ pub struct Blocked {
     pub wake: Arc<Notify>,
     /// When the command times out (`None`: never).
     pub deadline: Option<Instant>,
-    /// Set by the connection when the deadline passed.
+    /// Set by the connection when the deadline passed (or `CLIENT UNBLOCK
+    /// id TIMEOUT` asked it to act so).
     pub timed_out: bool,
+    /// Set by the connection on `CLIENT UNBLOCK id ERROR`.
+    pub unblocked: bool,
 }
 
 impl std::fmt::Debug for Blocked {
@@ -51,6 +54,7 @@ impl std::fmt::Debug for Blocked {
         f.debug_struct("Blocked")
             .field("deadline", &self.deadline)
             .field("timed_out", &self.timed_out)
+            .field("unblocked", &self.unblocked)
             .finish()
     }
 }
@@ -83,6 +87,8 @@ fn parse_timeout(arg: &[u8]) -> Result<Option<Duration>, &'static str> {
 
 /// Where a blocking command starts.
 enum Start {
+    /// `CLIENT UNBLOCK id ERROR` ended the wait: the error is replied.
+    Unblocked,
     /// The connection woke it at its deadline: reply as a timeout.
     TimedOut,
     /// Look at the keys; `retry` when woken by a write.
@@ -94,6 +100,11 @@ enum Start {
 /// blocks).
 fn start(ctx: &mut Ctx<'_, '_>, keys: &[&[u8]], timeout: Option<Duration>) -> Start {
     if let Some(b) = &ctx.client.blocked {
+        if b.unblocked {
+            ctx.client.blocked = None;
+            ctx.error("UNBLOCKED client unblocked via CLIENT UNBLOCK");
+            return Start::Unblocked;
+        }
         if b.timed_out {
             ctx.client.blocked = None;
             return Start::TimedOut;
@@ -111,6 +122,7 @@ fn start(ctx: &mut Ctx<'_, '_>, keys: &[&[u8]], timeout: Option<Duration>) -> St
             wake,
             deadline: timeout.map(|t| Instant::now() + t),
             timed_out: false,
+            unblocked: false,
         }));
     }
     Start::Look { retry: false }
@@ -150,6 +162,7 @@ pub async fn bpop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, end: End) -> Flow {
             null_array(ctx);
             return Flow::Continue;
         }
+        Start::Unblocked => return Flow::Continue,
         Start::Look { retry } => retry,
     };
     match pop_first(ctx, &keys, end, 1, retry).await {
@@ -181,6 +194,7 @@ pub async fn blmove(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, ends: Option<(End, E
             null_array(ctx);
             return Flow::Continue;
         }
+        Start::Unblocked => return Flow::Continue,
         Start::Look { retry } => retry,
     };
     match move_one(ctx, args.get(1), args.get(2), ends, retry).await {
@@ -211,6 +225,7 @@ pub async fn blmpop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             null_array(ctx);
             return Flow::Continue;
         }
+        Start::Unblocked => return Flow::Continue,
         Start::Look { retry } => retry,
     };
     match pop_first(ctx, &keys, end, count, retry).await {
@@ -237,6 +252,7 @@ pub async fn bzpop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, max: bool) -> Flow {
             null_array(ctx);
             return Flow::Continue;
         }
+        Start::Unblocked => return Flow::Continue,
         Start::Look { retry } => retry,
     };
     let r = zpop_first(ctx, &keys, max, 1, retry).await;
@@ -272,6 +288,7 @@ pub async fn bzmpop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             null_array(ctx);
             return Flow::Continue;
         }
+        Start::Unblocked => return Flow::Continue,
         Start::Look { retry } => retry,
     };
     match zpop_first(ctx, &keys, max, count, retry).await {

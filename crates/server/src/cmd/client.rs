@@ -1,6 +1,7 @@
 //! `CLIENT ID | GETNAME | SETNAME name | INFO | LIST [TYPE t] [ID id ...] |
-//! NO-EVICT on|off | SETINFO LIB-NAME|LIB-VER value`: what client libraries
-//! send when they connect, and what operators look at.
+//! NO-EVICT on|off | SETINFO LIB-NAME|LIB-VER value | UNBLOCK id
+//! [TIMEOUT|ERROR]`: what client libraries send when they connect, and what
+//! operators look at.
 
 use super::{arity_error, parse_i64, unknown_subcommand, Args, Ctx, Flow, SYNTAX_ERROR};
 use crate::resp::reply;
@@ -12,7 +13,7 @@ pub fn valid_name(name: &[u8]) -> bool {
 }
 
 /// Subcommands and their arity (Redis's `client|...` table).
-const SUBCOMMANDS: [(&str, i32); 7] = [
+const SUBCOMMANDS: [(&str, i32); 8] = [
     ("id", 2),
     ("getname", 2),
     ("setname", 3),
@@ -20,6 +21,7 @@ const SUBCOMMANDS: [(&str, i32); 7] = [
     ("list", -2),
     ("no-evict", 3),
     ("setinfo", 4),
+    ("unblock", -3),
 ];
 
 pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
@@ -69,9 +71,48 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
                 reply::error(ctx.out, SYNTAX_ERROR);
             }
         }
+        "unblock" => unblock(args, ctx),
         _ => setinfo(args, ctx),
     }
     Flow::Continue
+}
+
+/// `CLIENT UNBLOCK client-id [TIMEOUT|ERROR]`: 1 when that client was
+/// waiting in a blocking command (it now answers as timed out, or with
+/// `-UNBLOCKED`), 0 otherwise.
+fn unblock(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) {
+    if args.len() > 4 {
+        // Redis 7.0's CLIENT parses this one itself.
+        let msg = format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
+            args.text(1)
+        );
+        reply::error(ctx.out, &msg);
+        return;
+    }
+    let reason = match args.len() {
+        3 => crate::state::UNBLOCK_TIMEOUT,
+        _ if args.is(3, "timeout") => crate::state::UNBLOCK_TIMEOUT,
+        _ if args.is(3, "error") => crate::state::UNBLOCK_ERROR,
+        _ => {
+            reply::error(
+                ctx.out,
+                "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR",
+            );
+            return;
+        }
+    };
+    let Some(id) = parse_i64(args.get(2)) else {
+        reply::error(ctx.out, super::NOT_AN_INTEGER);
+        return;
+    };
+    let target = ctx
+        .server
+        .clients()
+        .into_iter()
+        .find(|c| i64::try_from(c.id) == Ok(id));
+    let done = target.is_some_and(|c| c.unblock(reason));
+    reply::integer(ctx.out, i64::from(done));
 }
 
 /// `CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id [id ...]]`.

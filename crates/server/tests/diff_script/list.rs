@@ -224,6 +224,13 @@ pub fn list_script() -> Vec<Step> {
         c("BLPOP b2 0"),
         c("EXEC"),
         c("LRANGE b2 0 -1"),
+        c("CLIENT UNBLOCK 999999"),
+        c("CLIENT UNBLOCK 999999 ERROR"),
+        c("CLIENT UNBLOCK 999999 timeout"),
+        c("CLIENT UNBLOCK abc"),
+        c("CLIENT UNBLOCK 999999 BOGUS"),
+        c("CLIENT UNBLOCK 1 TIMEOUT extra"),
+        c("CLIENT UNBLOCK"),
         // A list under string and key-space commands.
         c("DEL k"),
         c("RPUSH k a b"),
