@@ -5,6 +5,8 @@ on the first behaviour a redis-py user would notice.
 """
 
 import sys
+import threading
+import time
 
 import redis
 from redis.backoff import NoBackoff
@@ -81,6 +83,40 @@ for proto in (2, 3):
     assert r.expireat("e", 4102444800) is True
     assert r.pexpireat("e", 1) is True and r.exists("e") == 0
     assert r.ttl("missing") == -2
+    # Lists, sets, sorted sets, and a blocking pop served by another client.
+    assert r.rpush("l", "a", "b", "c") == 3 and r.lpush("l", "z") == 4
+    assert r.lrange("l", 0, -1) == ["z", "a", "b", "c"]
+    assert r.lpop("l") == "z" and r.rpop("l", 2) == ["c", "b"]
+    assert r.lmove("l", "l2", "LEFT", "RIGHT") == "a" and r.exists("l") == 0
+    assert r.type("l2") == "list"
+    assert r.sadd("s1", "x", "y", "z") == 3 and r.sadd("s2", "y") == 1
+    assert r.smembers("s1") == {"x", "y", "z"} and r.sismember("s1", "x")
+    assert r.sinter("s1", "s2") == {"y"} and r.scard("s1") == 3
+    assert r.zadd("board", {"ann": 3, "bob": 1.5}) == 2
+    assert r.zadd("board", {"ann": 5}, xx=True, ch=True) == 1
+    assert r.zincrby("board", 2, "bob") == 3.5
+    # (RESP3 pairs come back as lists, RESP2 ones as tuples.)
+    pairs = [tuple(p) for p in r.zrange("board", 0, -1, withscores=True)]
+    assert pairs == [("bob", 3.5), ("ann", 5.0)], pairs
+    assert r.zrevrank("board", "ann") == 0 and r.zscore("board", "ann") == 5.0
+    assert r.zrangebyscore("board", "(3.5", "+inf") == ["ann"]
+    assert r.zunionstore("u", ["board", "s2"], aggregate="MAX") == 3
+    # One pop without a count: a flat [member, score] in RESP3, as Redis.
+    popped = r.zpopmin("u")
+    assert popped in ([("y", 1.0)], ["y", 1.0]), popped
+    served = []
+    waiter = redis.Redis(port=port, password=password, protocol=proto, decode_responses=True)
+    thread = threading.Thread(target=lambda: served.append(waiter.blpop(["jobs"], timeout=10)))
+    thread.start()
+    time.sleep(0.2)
+    r.rpush("jobs", "job-1")
+    thread.join()
+    assert tuple(served[0]) == ("jobs", "job-1"), served
+    assert waiter.blpop(["jobs"], timeout=0.05) is None
+    assert tuple(waiter.bzpopmin("board", timeout=1)) == ("board", "bob", 3.5)
+    waiter.close()
+    expect_error(lambda: r.lpush("s1", "v"), redis.exceptions.ResponseError, "WRONGTYPE")
+    r.delete("l2", "s1", "s2", "board", "u")
     # Keys.
     assert r.type("a") == "string" and r.type("missing") == "none"
     assert r.delete("a", "missing") == 1 and r.unlink("b") == 1
