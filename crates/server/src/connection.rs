@@ -46,9 +46,11 @@ pub struct RespConnection<S> {
     ranges: Vec<(usize, usize)>,
     /// Per request of the current batch: its slice of `ranges`.
     requests: Vec<(usize, usize)>,
-    /// Where each request starts in the read buffer (a blocked request
-    /// stays there to run again).
-    starts: Vec<usize>,
+    /// A batch stopped at a blocking request: the bytes it spans, the
+    /// protocol error that ended its parse, and the request to resume at.
+    blocked_batch: Option<(usize, Option<ProtocolError>, usize)>,
+    /// The request the last `execute_batch` blocked at.
+    blocked_at: usize,
     engine: Arc<Engine>,
     server: Arc<ServerState>,
     client: ClientState,
@@ -77,7 +79,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
             parser: RequestParser::new(server.config.limits.clone()),
             ranges: Vec::new(),
             requests: Vec::new(),
-            starts: Vec::new(),
+            blocked_batch: None,
+            blocked_at: 0,
             engine,
             server,
             client,
@@ -91,27 +94,39 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
             // Everything already buffered first: a batch may stop at
             // MAX_BATCH with more complete requests behind it.
             loop {
-                let (consumed, error) = self.parse_batch();
+                // A batch that blocked resumes at its blocked request, as
+                // parsed then (its bytes were not released).
+                let (consumed, error, from) = match self.blocked_batch.take() {
+                    Some(b) => b,
+                    None => {
+                        let (consumed, error) = self.parse_batch();
+                        (consumed, error, 0)
+                    }
+                };
                 let flow = if self.requests.is_empty() {
                     // Only empty requests (blank inline lines, `*0`).
                     self.read_buf.advance(consumed);
                     Flow::Continue
                 } else {
-                    self.execute_batch(consumed).await
+                    self.execute_batch(consumed, from).await
                 };
+                if flow == Flow::Block {
+                    // The replies so far go now; a protocol error after the
+                    // blocked request waits for it.
+                    self.flush().await?;
+                    let at = self.blocked_at;
+                    self.blocked_batch = Some((consumed, error, at));
+                    if !self.wait_while_blocked(shutdown).await? {
+                        return Ok(());
+                    }
+                    continue;
+                }
                 if let Some(e) = &error {
                     self.reply_protocol_error(e);
                 }
                 self.flush().await?;
                 if error.is_some() || flow == Flow::Close {
                     return Ok(());
-                }
-                if flow == Flow::Block {
-                    if !self.wait_while_blocked(shutdown).await? {
-                        return Ok(());
-                    }
-                    // Run the blocked request again (and what came after).
-                    continue;
                 }
                 // Nothing left to parse (the usual end of a batch): read
                 // next without parsing an empty buffer first.
@@ -153,7 +168,6 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
     fn parse_batch(&mut self) -> (usize, Option<ProtocolError>) {
         self.ranges.clear();
         self.requests.clear();
-        self.starts.clear();
         let mut offset = 0;
         // An empty rest parses to nothing in every parser state: skip it.
         while self.requests.len() < MAX_BATCH && offset < self.read_buf.len() {
@@ -166,7 +180,6 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
                         self.ranges
                             .extend(args.iter().map(|&(s, e)| (s + offset, e + offset)));
                         self.requests.push((first, self.ranges.len()));
-                        self.starts.push(offset);
                     }
                     offset += n;
                 }
@@ -176,9 +189,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
         (offset, None)
     }
 
-    /// Runs the parsed requests in one session and commits it; the replies
-    /// are in `out` afterwards (errors only, if the commit failed).
-    async fn execute_batch(&mut self, consumed: usize) -> Flow {
+    /// Runs the parsed requests from request `from` in one session and
+    /// commits it; the replies are in `out` afterwards (errors only, if the
+    /// commit failed). A request that blocks ends it early
+    /// ([`Flow::Block`], at `blocked_at`): the batch's bytes stay in the
+    /// read buffer, unreleased, until it resumes and completes.
+    async fn execute_batch(&mut self, consumed: usize, from: usize) -> Flow {
         let batch = &self.read_buf[..consumed];
         let out_start = self.out.len();
         self.client.info.last_active_ms.store(
@@ -199,21 +215,19 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
         }
         let mut flow = Flow::Continue;
         let mut executed = 0;
-        // Bytes done with: all of them, unless a request blocks.
-        let mut done = consumed;
         // Allocated only for a run of two or more (never unpipelined).
         let mut plain_sets: Vec<Args<'_>> = Vec::new();
         // Start the memory tier's loads for the whole batch's keys first
         // (the first argument of most commands): the misses overlap each
         // other and the requests' own work instead of stalling each lookup.
         let memory = self.engine.memory();
-        for &(first, end) in &self.requests {
+        for &(first, end) in &self.requests[from..] {
             let args = Args::new(batch, &self.ranges[first..end]);
             if args.len() >= 2 {
                 memory.prefetch(args.get(1));
             }
         }
-        let mut i = 0;
+        let mut i = from;
         while i < self.requests.len() {
             let mut ctx = Ctx {
                 session: &mut session,
@@ -247,17 +261,18 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
                     break;
                 }
                 Flow::Block => {
-                    // Unanswered: it stays in the buffer, first to run
-                    // when the connection wakes.
+                    // Unanswered: first to run when the connection wakes.
                     flow = Flow::Block;
                     executed -= 1;
-                    done = self.starts[i - 1];
+                    self.blocked_at = i - 1;
                     break;
                 }
             }
         }
         self.engine.gate().leave(&mut self.client.seat);
-        self.read_buf.advance(done);
+        if flow != Flow::Block {
+            self.read_buf.advance(consumed);
+        }
         self.server
             .commands
             .fetch_add(executed as u64, Ordering::Relaxed);

@@ -69,6 +69,24 @@ async fn a_push_serves_a_waiting_blpop_and_the_pipeline_behind_it() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_behind_a_blocked_one_run_as_first_parsed() {
+    let server = TestServer::start().await;
+    let mut w = server.client().await;
+    let mut c = server.client().await;
+    // Inline, with quotes decoded in place when parsed; then half a request.
+    w.send_raw(b"BLPOP q 0\r\nSET k \"a b\" \r\nAPPEND k \"\\x21\"\r\n*2\r\n$3\r\nGET\r\n$1\r\n")
+        .await;
+    until_blocked(&mut c, 1).await;
+    c.cmd(&["RPUSH", "q", "x"]).await;
+    assert_eq!(w.read().await, bulks(&["q", "x"]));
+    assert_eq!(w.read().await, Reply::ok());
+    assert_eq!(w.read().await, Reply::Int(4));
+    w.send_raw(b"k\r\n").await;
+    assert_eq!(w.read().await, Reply::bulk("a b!"));
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn competing_waiters_each_get_one_element_and_the_rest_keep_waiting() {
     let server = TestServer::start().await;
     let mut waiters = Vec::new();

@@ -3,10 +3,10 @@
 //!
 //! Each first does what its non-blocking form does. When there is nothing
 //! to pop, it returns [`Flow::Block`] without a reply: the connection
-//! commits and sends the replies before it, leaves the request in its read
-//! buffer, and waits until a key the command waits on is written, its
+//! commits and sends the replies before it, keeps the rest of the batch as
+//! parsed, and waits until a key the command waits on is written, its
 //! timeout passes, the client goes, or the server stops. Then it runs the
-//! request again: served, it replies; timed out, it replies null; woken
+//! command again: served, it replies; timed out, it replies null; woken
 //! for nothing (another client took the element), it blocks again, with
 //! its first deadline.
 //!
