@@ -96,12 +96,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
             loop {
                 // A batch that blocked resumes at its blocked request, as
                 // parsed then (its bytes were not released).
-                let (consumed, error, from) = match self.blocked_batch.take() {
-                    Some(b) => b,
-                    None => {
-                        let (consumed, error) = self.parse_batch();
-                        (consumed, error, 0)
-                    }
+                let (consumed, error, from) = if self.blocked_batch.is_none() {
+                    let (consumed, error) = self.parse_batch();
+                    (consumed, error, 0)
+                } else {
+                    self.blocked_batch.take().expect("checked")
                 };
                 let flow = if self.requests.is_empty() {
                     // Only empty requests (blank inline lines, `*0`).
