@@ -49,21 +49,7 @@ impl List {
     /// tail, both inclusive) to the range of positions it covers, empty
     /// when the range misses the list (`LRANGE`, `LTRIM`).
     pub fn span(&self, start: i64, stop: i64) -> std::ops::Range<usize> {
-        let len = self.items.len() as i64;
-        let start = if start < 0 {
-            (len + start).max(0)
-        } else {
-            start
-        };
-        let stop = if stop < 0 {
-            len + stop
-        } else {
-            stop.min(len - 1)
-        };
-        if start > stop || start >= len {
-            return 0..0;
-        }
-        start as usize..stop as usize + 1
+        rank_span(self.items.len(), start, stop)
     }
 
     /// The position of Redis's `index` (negative counts from the tail), if

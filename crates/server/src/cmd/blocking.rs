@@ -85,31 +85,28 @@ fn parse_timeout(arg: &[u8]) -> Result<Option<Duration>, &'static str> {
     Ok((ms > 0).then(|| Duration::from_millis(ms as u64)))
 }
 
-/// Where a blocking command starts.
-enum Start {
-    /// `CLIENT UNBLOCK id ERROR` ended the wait: the error is replied.
-    Unblocked,
-    /// The connection woke it at its deadline: reply as a timeout.
-    TimedOut,
-    /// Look at the keys; `retry` when woken by a write.
-    Look { retry: bool },
-}
-
-/// Registers the wait on `keys` before the command looks at them (unless
-/// it is a retry, already registered, or inside `EXEC`, which never
-/// blocks).
-fn start(ctx: &mut Ctx<'_, '_>, keys: &[&[u8]], timeout: Option<Duration>) -> Start {
-    if let Some(b) = &ctx.client.blocked {
+/// Starts (or resumes) a blocking command on `keys`: `Some(retry)` to
+/// look at them (`retry` when woken by a write), or `None` when the
+/// command already answered (its timeout passed: a null array; or
+/// `CLIENT UNBLOCK ... ERROR`). A first start registers the wait before the
+/// command looks at the keys (inside `EXEC`, which never blocks, it does
+/// not).
+fn start<'k>(
+    ctx: &mut Ctx<'_, '_>,
+    keys: impl IntoIterator<Item = &'k [u8]>,
+    timeout: Option<Duration>,
+) -> Option<bool> {
+    if let Some(b) = ctx.client.blocked.take() {
         if b.unblocked {
-            ctx.client.blocked = None;
             ctx.error("UNBLOCKED client unblocked via CLIENT UNBLOCK");
-            return Start::Unblocked;
+            return None;
         }
         if b.timed_out {
-            ctx.client.blocked = None;
-            return Start::TimedOut;
+            null_array(ctx);
+            return None;
         }
-        return Start::Look { retry: true };
+        ctx.client.blocked = Some(b);
+        return Some(true);
     }
     if !ctx.client.in_exec {
         let wake = Arc::new(Notify::new());
@@ -125,17 +122,30 @@ fn start(ctx: &mut Ctx<'_, '_>, keys: &[&[u8]], timeout: Option<Duration>) -> St
             unblocked: false,
         }));
     }
-    Start::Look { retry: false }
+    Some(false)
 }
 
-/// Nothing to pop: block (or, inside `EXEC`, answer as a timeout with
-/// `timed_out`).
-fn wait(ctx: &mut Ctx<'_, '_>, timed_out: impl FnOnce(&mut Ctx<'_, '_>)) -> Flow {
-    if ctx.client.blocked.is_some() {
-        return Flow::Block;
+/// Ends a look at the keys: an error, nothing to pop (block, or inside
+/// `EXEC` answer with `none`), or what was popped (`reply` answers it).
+fn finish<T>(
+    ctx: &mut Ctx<'_, '_>,
+    looked: Result<Option<T>, String>,
+    none: impl FnOnce(&mut Ctx<'_, '_>),
+    reply: impl FnOnce(&mut Ctx<'_, '_>, T),
+) -> Flow {
+    match looked {
+        Err(msg) => error(ctx, &msg),
+        Ok(None) if ctx.client.blocked.is_some() => Flow::Block,
+        Ok(None) => {
+            none(ctx);
+            Flow::Continue
+        }
+        Ok(Some(popped)) => {
+            ctx.client.blocked = None;
+            reply(ctx, popped);
+            Flow::Continue
+        }
     }
-    timed_out(ctx);
-    Flow::Continue
 }
 
 fn null_array(ctx: &mut Ctx<'_, '_>) {
@@ -156,26 +166,15 @@ pub async fn bpop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, end: End) -> Flow {
         Err(msg) => return error(ctx, msg),
     };
     let keys: Vec<Bytes> = (1..args.len() - 1).map(|i| args.bytes(i)).collect();
-    let refs: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
-    let retry = match start(ctx, &refs, timeout) {
-        Start::TimedOut => {
-            null_array(ctx);
-            return Flow::Continue;
-        }
-        Start::Unblocked => return Flow::Continue,
-        Start::Look { retry } => retry,
+    let Some(retry) = start(ctx, keys.iter().map(|k| &k[..]), timeout) else {
+        return Flow::Continue;
     };
-    match pop_first(ctx, &keys, end, 1, retry).await {
-        Err(msg) => error(ctx, &msg),
-        Ok(None) => wait(ctx, null_array),
-        Ok(Some((at, popped))) => {
-            ctx.client.blocked = None;
-            reply::array(ctx.out, 2);
-            reply::bulk(ctx.out, &keys[at]);
-            reply::bulk(ctx.out, &popped[0]);
-            Flow::Continue
-        }
-    }
+    let looked = pop_first(ctx, &keys, end, 1, retry).await;
+    finish(ctx, looked, null_array, |ctx, (at, popped)| {
+        reply::array(ctx.out, 2);
+        reply::bulk(ctx.out, &keys[at]);
+        reply::bulk(ctx.out, &popped[0]);
+    })
 }
 
 /// `BLMOVE source destination LEFT|RIGHT LEFT|RIGHT timeout` and
@@ -189,24 +188,18 @@ pub async fn blmove(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, ends: Option<(End, E
         Ok(t) => t,
         Err(msg) => return error(ctx, msg),
     };
-    let retry = match start(ctx, &[args.get(1)], timeout) {
-        Start::TimedOut => {
-            null_array(ctx);
-            return Flow::Continue;
-        }
-        Start::Unblocked => return Flow::Continue,
-        Start::Look { retry } => retry,
+    let Some(retry) = start(ctx, [args.get(1)], timeout) else {
+        return Flow::Continue;
     };
-    match move_one(ctx, args.get(1), args.get(2), ends, retry).await {
-        // A timeout is a null array here too, but inside EXEC a null, as
-        // in Redis.
-        Ok(None) => wait(ctx, |ctx| ctx.null()),
-        r => {
-            ctx.client.blocked = None;
-            reply_moved(ctx, r);
-            Flow::Continue
-        }
-    }
+    let looked = move_one(ctx, args.get(1), args.get(2), ends, retry).await;
+    // A timeout is a null array here too, but inside EXEC a null, as in
+    // Redis.
+    finish(
+        ctx,
+        looked,
+        |ctx| ctx.null(),
+        |ctx, e| reply_moved(ctx, Ok(Some(e))),
+    )
 }
 
 /// `BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT count]`.
@@ -219,24 +212,13 @@ pub async fn blmpop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Ok(parsed) => parsed,
         Err(msg) => return error(ctx, msg),
     };
-    let refs: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
-    let retry = match start(ctx, &refs, timeout) {
-        Start::TimedOut => {
-            null_array(ctx);
-            return Flow::Continue;
-        }
-        Start::Unblocked => return Flow::Continue,
-        Start::Look { retry } => retry,
+    let Some(retry) = start(ctx, keys.iter().map(|k| &k[..]), timeout) else {
+        return Flow::Continue;
     };
-    match pop_first(ctx, &keys, end, count, retry).await {
-        Err(msg) => error(ctx, &msg),
-        Ok(None) => wait(ctx, null_array),
-        Ok(Some((at, popped))) => {
-            ctx.client.blocked = None;
-            reply_mpop(ctx, &keys[at], &popped);
-            Flow::Continue
-        }
-    }
+    let looked = pop_first(ctx, &keys, end, count, retry).await;
+    finish(ctx, looked, null_array, |ctx, (at, popped)| {
+        reply_mpop(ctx, &keys[at], &popped)
+    })
 }
 
 /// `BZPOPMIN`/`BZPOPMAX key [key ...] timeout`: `[key, member, score]`.
@@ -246,30 +228,18 @@ pub async fn bzpop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, max: bool) -> Flow {
         Err(msg) => return error(ctx, msg),
     };
     let keys: Vec<Bytes> = (1..args.len() - 1).map(|i| args.bytes(i)).collect();
-    let refs: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
-    let retry = match start(ctx, &refs, timeout) {
-        Start::TimedOut => {
-            null_array(ctx);
-            return Flow::Continue;
-        }
-        Start::Unblocked => return Flow::Continue,
-        Start::Look { retry } => retry,
+    let Some(retry) = start(ctx, keys.iter().map(|k| &k[..]), timeout) else {
+        return Flow::Continue;
     };
-    let r = zpop_first(ctx, &keys, max, 1, retry).await;
-    match r {
-        Err(msg) => error(ctx, &msg),
-        Ok(None) => wait(ctx, null_array),
-        Ok(Some((at, popped))) => {
-            ctx.client.blocked = None;
-            let proto = ctx.proto();
-            let (member, score) = &popped[0];
-            reply::array(ctx.out, 3);
-            reply::bulk(ctx.out, &keys[at]);
-            reply::bulk(ctx.out, member);
-            reply::double(ctx.out, *score, proto);
-            Flow::Continue
-        }
-    }
+    let looked = zpop_first(ctx, &keys, max, 1, retry).await;
+    finish(ctx, looked, null_array, |ctx, (at, popped)| {
+        let proto = ctx.proto();
+        let (member, score) = &popped[0];
+        reply::array(ctx.out, 3);
+        reply::bulk(ctx.out, &keys[at]);
+        reply::bulk(ctx.out, member);
+        reply::double(ctx.out, *score, proto);
+    })
 }
 
 /// `BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT count]`.
@@ -282,24 +252,13 @@ pub async fn bzmpop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Ok(parsed) => parsed,
         Err(msg) => return error(ctx, msg),
     };
-    let refs: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
-    let retry = match start(ctx, &refs, timeout) {
-        Start::TimedOut => {
-            null_array(ctx);
-            return Flow::Continue;
-        }
-        Start::Unblocked => return Flow::Continue,
-        Start::Look { retry } => retry,
+    let Some(retry) = start(ctx, keys.iter().map(|k| &k[..]), timeout) else {
+        return Flow::Continue;
     };
-    match zpop_first(ctx, &keys, max, count, retry).await {
-        Err(msg) => error(ctx, &msg),
-        Ok(None) => wait(ctx, null_array),
-        Ok(Some((at, popped))) => {
-            ctx.client.blocked = None;
-            zset_reply_mpop(ctx, &keys[at], &popped);
-            Flow::Continue
-        }
-    }
+    let looked = zpop_first(ctx, &keys, max, count, retry).await;
+    finish(ctx, looked, null_array, |ctx, (at, popped)| {
+        zset_reply_mpop(ctx, &keys[at], &popped)
+    })
 }
 
 #[cfg(test)]

@@ -173,3 +173,54 @@ pub async fn modify<C: Collection, T>(
         Err(e) => Err(engine_error_message(&e)),
     }
 }
+
+/// Takes from the first non-empty `C` of `keys` (`LMPOP`, `ZMPOP` and the
+/// blocking pops), under every key's lock: `take` removes what it pops
+/// from it, and the collection is stored back (or deleted when emptied).
+/// Returns which key, and what `take` returned; `None` when every key is
+/// empty. A key of another type is an error, or is passed over with
+/// `skip_wrong_type` (a blocked client waking up).
+pub async fn take_from_first<C: Collection, T>(
+    ctx: &mut Ctx<'_, '_>,
+    keys: &[Bytes],
+    skip_wrong_type: bool,
+    take: impl FnOnce(&mut C) -> T,
+) -> Result<Option<(usize, T)>, String> {
+    let max = ctx.server.config.limits.max_bulk_len;
+    let r = ctx
+        .session
+        .modify_many(keys.to_vec(), |found| {
+            let mut changes = vec![Change::Keep; found.len()];
+            for (at, entry) in found.iter().enumerate() {
+                let mut c = match collection_of::<C>(entry.as_ref()) {
+                    Ok(Some(c)) => c,
+                    Ok(None) => continue,
+                    Err(_) if skip_wrong_type => continue,
+                    Err(msg) => return (changes, Err(msg)),
+                };
+                let taken = take(&mut c);
+                return match store(entry.as_ref(), &c, max) {
+                    Ok(change) => {
+                        changes[at] = change;
+                        (changes, Ok(Some((at, taken))))
+                    }
+                    Err(msg) => (changes, Err(msg)),
+                };
+            }
+            (changes, Ok(None))
+        })
+        .await;
+    r.map_err(|e| engine_error_message(&e))?
+}
+
+/// The optional `count` of a pop (`LPOP`, `SPOP`, `ZPOPMIN`... at
+/// argument 2), or Redis's error for a negative or unreadable one.
+pub fn optional_count(args: &super::Args<'_>) -> Result<Option<u64>, &'static str> {
+    if args.len() < 3 {
+        return Ok(None);
+    }
+    super::parse_i64(args.get(2))
+        .filter(|&n| n >= 0)
+        .map(|n| Some(n as u64))
+        .ok_or("ERR value is out of range, must be positive")
+}

@@ -18,16 +18,12 @@ pub async fn pop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, end: End) -> Flow {
         ctx.error(&arity_error(name));
         return Flow::Continue;
     }
-    let count = if args.len() == 3 {
-        match parse_i64(args.get(2)).filter(|&n| n >= 0) {
-            Some(n) => Some(n as u64),
-            None => {
-                ctx.error("ERR value is out of range, must be positive");
-                return Flow::Continue;
-            }
+    let count = match collection::optional_count(args) {
+        Ok(count) => count,
+        Err(msg) => {
+            ctx.error(msg);
+            return Flow::Continue;
         }
-    } else {
-        None
     };
     let r = collection::modify::<List, _>(ctx, args.get(1), |l| {
         if l.is_empty() {
@@ -124,32 +120,11 @@ pub async fn pop_first(
     count: u64,
     skip_wrong_type: bool,
 ) -> Result<Option<(usize, Vec<Bytes>)>, String> {
-    let max = ctx.server.config.limits.max_bulk_len;
-    let r = ctx
-        .session
-        .modify_many(keys.to_vec(), |found| {
-            let mut changes = vec![Change::Keep; found.len()];
-            for (at, entry) in found.iter().enumerate() {
-                let mut l = match collection_of::<List>(entry.as_ref()) {
-                    Ok(Some(l)) => l,
-                    Ok(None) => continue,
-                    Err(_) if skip_wrong_type => continue,
-                    Err(msg) => return (changes, Err(msg)),
-                };
-                let n = count.min(l.len() as u64) as usize;
-                let popped: Vec<Bytes> = (0..n).filter_map(|_| pop_end(&mut l, end)).collect();
-                return match store(entry.as_ref(), &l, max) {
-                    Ok(change) => {
-                        changes[at] = change;
-                        (changes, Ok(Some((at, popped))))
-                    }
-                    Err(msg) => (changes, Err(msg)),
-                };
-            }
-            (changes, Ok(None))
-        })
-        .await;
-    r.map_err(|e| engine_error_message(&e))?
+    collection::take_from_first::<List, _>(ctx, keys, skip_wrong_type, |l| {
+        let n = count.min(l.len() as u64) as usize;
+        (0..n).filter_map(|_| pop_end(l, end)).collect()
+    })
+    .await
 }
 
 /// `LMOVE source destination LEFT|RIGHT LEFT|RIGHT`, and `RPOPLPUSH source

@@ -3,7 +3,7 @@
 use super::{reply_empty, reply_members};
 use crate::cmd::collection::{self, collection_of, store};
 use crate::cmd::sampling::{distinct, random_below};
-use crate::cmd::{parse_i64, Args, Ctx, Flow, SYNTAX_ERROR};
+use crate::cmd::{Args, Ctx, Flow, SYNTAX_ERROR};
 use crate::resp::reply;
 use crate::set::Set;
 use bytes::Bytes;
@@ -98,16 +98,12 @@ pub async fn spop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         ctx.error(SYNTAX_ERROR);
         return Flow::Continue;
     }
-    let count = if args.len() == 3 {
-        match parse_i64(args.get(2)).filter(|&n| n >= 0) {
-            Some(n) => Some(n as u64),
-            None => {
-                ctx.error("ERR value is out of range, must be positive");
-                return Flow::Continue;
-            }
+    let count = match collection::optional_count(args) {
+        Ok(count) => count,
+        Err(msg) => {
+            ctx.error(msg);
+            return Flow::Continue;
         }
-    } else {
-        None
     };
     let r = collection::modify::<Set, _>(ctx, args.get(1), |s| {
         let n = count.unwrap_or(1).min(s.len() as u64) as usize;

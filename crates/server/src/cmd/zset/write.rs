@@ -2,14 +2,12 @@
 //! `ZPOPMIN`, `ZPOPMAX` and `ZREMRANGEBYRANK`/`SCORE`/`LEX`.
 
 use super::{parse_score, reply_members, Selection, NOT_A_FLOAT};
-use crate::cmd::collection::{self, collection_of, store};
-use crate::cmd::engine_error_message;
+use crate::cmd::collection;
 use crate::cmd::list::pop::parse_mpop;
-use crate::cmd::{parse_i64, Args, Ctx, Flow, SYNTAX_ERROR};
+use crate::cmd::{Args, Ctx, Flow, SYNTAX_ERROR};
 use crate::resp::reply;
 use crate::zset::ZSet;
 use bytes::Bytes;
-use tiercache_engine::Change;
 
 /// Redis's reply when an increment makes a score NaN.
 const NAN_SCORE: &str = "ERR resulting score is not a number (NaN)";
@@ -213,13 +211,9 @@ pub async fn zpop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, max: bool) -> Flow {
     if args.len() > 3 {
         return error(ctx, SYNTAX_ERROR);
     }
-    let count = if args.len() == 3 {
-        match parse_i64(args.get(2)) {
-            Some(n) if n >= 0 => Some(n as u64),
-            _ => return error(ctx, "ERR value is out of range, must be positive"),
-        }
-    } else {
-        None
+    let count = match collection::optional_count(args) {
+        Ok(count) => count,
+        Err(msg) => return error(ctx, msg),
     };
     let r = collection::modify::<ZSet, _>(ctx, args.get(1), |z| {
         let popped = take_ends(z, max, count.unwrap_or(1));
@@ -297,31 +291,8 @@ pub async fn pop_first(
     count: u64,
     skip_wrong_type: bool,
 ) -> Result<Option<(usize, Vec<(Bytes, f64)>)>, String> {
-    let limit = ctx.server.config.limits.max_bulk_len;
-    let r = ctx
-        .session
-        .modify_many(keys.to_vec(), |found| {
-            let mut changes = vec![Change::Keep; found.len()];
-            for (at, entry) in found.iter().enumerate() {
-                let mut z = match collection_of::<ZSet>(entry.as_ref()) {
-                    Ok(Some(z)) => z,
-                    Ok(None) => continue,
-                    Err(_) if skip_wrong_type => continue,
-                    Err(msg) => return (changes, Err(msg)),
-                };
-                let popped = take_ends(&mut z, max, count);
-                return match store(entry.as_ref(), &z, limit) {
-                    Ok(change) => {
-                        changes[at] = change;
-                        (changes, Ok(Some((at, popped))))
-                    }
-                    Err(msg) => (changes, Err(msg)),
-                };
-            }
-            (changes, Ok(None))
-        })
-        .await;
-    r.map_err(|e| engine_error_message(&e))?
+    collection::take_from_first::<ZSet, _>(ctx, keys, skip_wrong_type, |z| take_ends(z, max, count))
+        .await
 }
 
 /// Removes up to `count` of the lowest (`max`: highest) members, in the
