@@ -78,12 +78,14 @@ pub enum ValueKind {
     Set,
     /// A Redis sorted set, in the server's own encoding.
     ZSet,
+    /// A Redis stream, in the server's own encoding.
+    Stream,
 }
 
 impl ValueKind {
     /// The kind's persisted code: 0 for `String` (so every format written
     /// before kinds existed reads as strings), 1 for `Hash`, 2 for `List`,
-    /// 3 for `Set`, 4 for `ZSet`. Fixed forever.
+    /// 3 for `Set`, 4 for `ZSet`, 5 for `Stream`. Fixed forever.
     pub fn code(self) -> u8 {
         match self {
             ValueKind::String => 0,
@@ -91,6 +93,7 @@ impl ValueKind {
             ValueKind::List => 2,
             ValueKind::Set => 3,
             ValueKind::ZSet => 4,
+            ValueKind::Stream => 5,
         }
     }
 
@@ -103,6 +106,7 @@ impl ValueKind {
             2 => Some(ValueKind::List),
             3 => Some(ValueKind::Set),
             4 => Some(ValueKind::ZSet),
+            5 => Some(ValueKind::Stream),
             _ => None,
         }
     }

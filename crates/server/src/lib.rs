@@ -1,7 +1,7 @@
 //! Protocol front ends for the tiercache engine: a Redis-protocol server
 //! (RESP2, and RESP3 after `HELLO 3`) whose every command runs against an
 //! [`Engine`] session. It answers the SPEC's string, hash and key-space
-//! commands, lists, sets and sorted sets, with Redis 7's options, reply types and error
+//! commands, lists, sets, sorted sets and streams, with Redis 7's options, reply types and error
 //! wording, checked against a real `redis-server` by `tests/redis_diff.rs`.
 //!
 //! What it is not: no storage logic (that is `tiercache-engine`: tiers,
@@ -26,8 +26,9 @@
 //!   list, set and sorted set inside one engine entry of kind
 //!   `ValueKind::Hash`, `List`, `Set`, `ZSet`,
 //!   over the shared layout of [`packed`] (one bounds-checked decoding
-//!   pass); the engine and the stores carry them as bytes and never decode
-//!   them.
+//!   pass); [`stream`], a stream (`ValueKind::Stream`: entries in Redis's
+//!   node structure, consumer groups); the engine and the stores carry
+//!   them as bytes and never decode them.
 //! - [`listener`]: [`ListenAddr`], [`Listener`] and [`serve`]: accept loop,
 //!   client cap, clean shutdown.
 //! - [`shutdown`]: how connections learn that the server is stopping.
@@ -91,6 +92,7 @@ pub mod resp;
 pub mod set;
 pub mod shutdown;
 pub mod state;
+pub mod stream;
 pub mod zset;
 
 pub use busy_poll::BusyPoll;

@@ -45,6 +45,12 @@ pub struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
+    /// A cursor at the start of `raw`, for layouts that read their own
+    /// header ([`crate::stream`]).
+    pub fn new(raw: &'a Bytes) -> Reader<'a> {
+        Reader { raw, at: 0 }
+    }
+
     /// Checks the version byte and reads the item count, which must not
     /// claim more than `per_item` items per byte left (every item takes at
     /// least one length byte, a hash field and its value two).
@@ -60,13 +66,15 @@ impl<'a> Reader<'a> {
         Ok((r, count as usize))
     }
 
-    fn byte(&mut self) -> Result<u8, Corrupt> {
+    /// The next byte.
+    pub fn byte(&mut self) -> Result<u8, Corrupt> {
         let b = *self.raw.get(self.at).ok_or(Corrupt("truncated"))?;
         self.at += 1;
         Ok(b)
     }
 
-    fn varint(&mut self) -> Result<u64, Corrupt> {
+    /// The next LEB128 number.
+    pub fn varint(&mut self) -> Result<u64, Corrupt> {
         let mut n: u64 = 0;
         for shift in (0..64).step_by(7) {
             let b = self.byte()?;
@@ -80,6 +88,17 @@ impl<'a> Reader<'a> {
             }
         }
         Err(Corrupt("length overflows"))
+    }
+
+    /// The next number, read as a count of things that each take at least
+    /// `min_bytes` of what is left: a count that claims more is
+    /// [`Corrupt`], so it can size an allocation safely.
+    pub fn count(&mut self, min_bytes: u64) -> Result<usize, Corrupt> {
+        let n = self.varint()?;
+        if n.saturating_mul(min_bytes.max(1)) > (self.raw.len() - self.at) as u64 {
+            return Err(Corrupt("item count exceeds the value"));
+        }
+        Ok(n as usize)
     }
 
     /// The next item (a slice of the stored buffer).
@@ -119,7 +138,8 @@ pub fn put_item(out: &mut BytesMut, item: &[u8]) {
     out.put_slice(item);
 }
 
-fn put_varint(out: &mut BytesMut, mut n: u64) {
+/// Appends one LEB128 number.
+pub fn put_varint(out: &mut BytesMut, mut n: u64) {
     while n >= 0x80 {
         out.put_u8((n as u8) | 0x80);
         n >>= 7;

@@ -16,6 +16,7 @@ use crate::hash::Hash;
 use crate::list::List;
 use crate::packed::Corrupt;
 use crate::set::Set;
+use crate::stream::Stream;
 use crate::zset::ZSet;
 use bytes::Bytes;
 use tiercache_engine::{Change, Entry, ValueKind};
@@ -87,6 +88,21 @@ impl Collection for ZSet {
     }
     fn is_empty(&self) -> bool {
         ZSet::is_empty(self)
+    }
+}
+
+impl Collection for Stream {
+    const KIND: ValueKind = ValueKind::Stream;
+    const NAME: &'static str = "stream";
+    fn decode(raw: &Bytes) -> Result<Self, Corrupt> {
+        Stream::decode(raw)
+    }
+    fn encode(&self) -> Bytes {
+        Stream::encode(self)
+    }
+    /// A stream exists while its key does, entries or not.
+    fn is_empty(&self) -> bool {
+        false
     }
 }
 

@@ -1,4 +1,4 @@
-//! `TYPE key`: `string`, `hash`, `list`, `set` or `zset` for an existing key (its
+//! `TYPE key`: `string`, `hash`, `list`, `set`, `zset` or `stream` for an existing key (its
 //! [`ValueKind`]), `none` otherwise.
 
 use super::{Args, Ctx, Flow};
@@ -22,5 +22,6 @@ pub fn type_name(kind: ValueKind) -> &'static str {
         ValueKind::List => "list",
         ValueKind::Set => "set",
         ValueKind::ZSet => "zset",
+        ValueKind::Stream => "stream",
     }
 }

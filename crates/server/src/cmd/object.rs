@@ -13,7 +13,7 @@
 //! them, `hashtable` beyond, on the same terms as a hash; a sorted set
 //! `listpack` while it has at most `zset-max-listpack-entries` (128)
 //! members of at most `zset-max-listpack-value` bytes (64), `skiplist`
-//! beyond.
+//! beyond. A stream is a `stream`.
 
 use super::{arity_error, parse_i64, unknown_subcommand, Args, Ctx, Flow};
 use crate::hash::{Hash, LISTPACK_MAX_ENTRIES, LISTPACK_MAX_VALUE};
@@ -57,6 +57,7 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             Err(c) => ctx.error(&format!("ERR corrupt hash value: {c}")),
         },
         Ok(Some(e)) if e.kind == ValueKind::List => reply::bulk(ctx.out, b"quicklist"),
+        Ok(Some(e)) if e.kind == ValueKind::Stream => reply::bulk(ctx.out, b"stream"),
         Ok(Some(e)) if e.kind == ValueKind::Set => match Set::decode(&e.value) {
             Ok(s) => {
                 let max = ctx

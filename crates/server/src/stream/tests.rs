@@ -1,0 +1,215 @@
+use super::*;
+use crate::packed::Corrupt;
+
+fn fields(pairs: &[(&str, &str)]) -> Vec<Bytes> {
+    pairs
+        .iter()
+        .flat_map(|(f, v)| [Bytes::from(f.to_string()), Bytes::from(v.to_string())])
+        .collect()
+}
+
+fn stream(n: u64, limits: Limits) -> Stream {
+    let mut s = Stream::default();
+    for i in 1..=n {
+        s.append(
+            StreamId::new(i, 0),
+            &fields(&[("item", "2"), ("value", "b")]),
+            limits,
+        );
+    }
+    s
+}
+
+fn ids(s: &Stream) -> Vec<u64> {
+    s.range(StreamId::MIN, StreamId::MAX)
+        .map(|i| i.id.ms)
+        .collect()
+}
+
+#[test]
+fn nodes_close_at_the_entry_limit_deleted_entries_included() {
+    let s = stream(250, Limits::default());
+    assert_eq!(s.node_count(), 3);
+    let mut s = stream(100, Limits::default());
+    assert!(s.delete(StreamId::new(50, 0)));
+    s.append(
+        StreamId::new(101, 0),
+        &fields(&[("a", "1")]),
+        Limits::default(),
+    );
+    assert_eq!(s.node_count(), 2, "99 live + 1 deleted fill the node");
+    assert_eq!(s.len(), 100);
+}
+
+#[test]
+fn nodes_close_at_the_byte_limit() {
+    let mut s = Stream::default();
+    let big = "x".repeat(1000);
+    for i in 1..=8 {
+        s.append(
+            StreamId::new(i, 0),
+            &fields(&[("f", &big)]),
+            Limits::default(),
+        );
+    }
+    // Each entry is about 1 KB: four fit under 4096 bytes with the header.
+    assert_eq!(s.node_count(), 2);
+    let unlimited = Limits {
+        max_entries: 0,
+        max_bytes: 0,
+    };
+    let mut s = Stream::default();
+    for i in 1..=300 {
+        s.append(StreamId::new(i, 0), &fields(&[("f", "v")]), unlimited);
+    }
+    assert_eq!(s.node_count(), 1);
+}
+
+#[test]
+fn delete_removes_an_emptied_node_and_keeps_the_largest_deleted_id() {
+    let mut s = stream(150, Limits::default());
+    for i in 101..=150 {
+        assert!(s.delete(StreamId::new(i, 0)));
+    }
+    assert!(!s.delete(StreamId::new(150, 0)));
+    assert_eq!(s.node_count(), 1);
+    assert_eq!(s.max_deleted_id(), StreamId::new(150, 0));
+    assert!(s.delete(StreamId::new(3, 0)));
+    assert_eq!(s.max_deleted_id(), StreamId::new(150, 0));
+    assert_eq!(s.first_id(), StreamId::new(1, 0));
+    assert_eq!(s.last_valid_id(), StreamId::new(100, 0));
+    assert_eq!(s.last_id(), StreamId::new(150, 0));
+}
+
+#[test]
+fn ranges_both_ways() {
+    let mut s = stream(250, Limits::default());
+    s.delete(StreamId::new(120, 0));
+    let fwd: Vec<u64> = s
+        .range(StreamId::new(118, 0), StreamId::new(122, 0))
+        .map(|i| i.id.ms)
+        .collect();
+    assert_eq!(fwd, [118, 119, 121, 122]);
+    let rev: Vec<u64> = s
+        .range_rev(StreamId::new(99, 5), StreamId::new(102, 0))
+        .map(|i| i.id.ms)
+        .collect();
+    assert_eq!(rev, [102, 101, 100]);
+    assert_eq!(s.range(StreamId::new(300, 0), StreamId::MAX).count(), 0);
+    assert_eq!(s.range_rev(StreamId::MIN, StreamId::MAX).count(), 249);
+}
+
+#[test]
+fn trim_exact_and_approximate() {
+    let mut s = stream(250, Limits::default());
+    let approx = |n| Trim {
+        by: TrimBy::MaxLen(n),
+        approx: true,
+        limit: 10_000,
+    };
+    assert_eq!(s.trim(approx(120)), 100, "one whole node only");
+    assert_eq!(s.len(), 150);
+    assert_eq!(s.trim(approx(120)), 0);
+    let exact = Trim {
+        by: TrimBy::MaxLen(120),
+        approx: false,
+        limit: 0,
+    };
+    assert_eq!(s.trim(exact), 30);
+    assert_eq!(ids(&s)[0], 131);
+    assert_eq!(s.node_count(), 2, "the partly trimmed node stays");
+    let minid = Trim {
+        by: TrimBy::MinId(StreamId::new(205, 0)),
+        approx: false,
+        limit: 0,
+    };
+    assert_eq!(s.trim(minid), 74);
+    assert_eq!(ids(&s)[0], 205);
+    let limited = Trim {
+        by: TrimBy::MaxLen(0),
+        approx: true,
+        limit: 10,
+    };
+    assert_eq!(s.trim(limited), 0, "the next node has more than the limit");
+}
+
+#[test]
+fn round_trip_with_groups() {
+    let mut s = stream(130, Limits::default());
+    s.delete(StreamId::new(7, 0));
+    let mut g = Group::new(StreamId::new(3, 0), Some(3));
+    g.touch_consumer(b"alice", 1000);
+    g.touch_consumer(b"bob", 2000);
+    g.assign(StreamId::new(1, 0), b"alice", 10, 1);
+    g.assign(StreamId::new(2, 0), b"bob", 20, 2);
+    g.assign(StreamId::new(3, 0), b"alice", 30, 1);
+    g.assign(StreamId::new(3, 0), b"bob", 40, 5);
+    s.groups.insert(Bytes::from("g1"), g);
+    s.groups
+        .insert(Bytes::from("g0"), Group::new(StreamId::MIN, None));
+    let back = Stream::decode(&s.encode()).unwrap();
+    assert_eq!(back, s);
+    let g = &back.groups[&b"g1"[..]];
+    assert_eq!(g.consumers[&b"bob"[..]].pel.len(), 2);
+    assert_eq!(g.consumers[&b"alice"[..]].pel.len(), 1);
+    assert_eq!(g.pel[&StreamId::new(3, 0)].delivery_count, 5);
+}
+
+#[test]
+fn every_cut_is_an_error() {
+    let mut s = stream(3, Limits::default());
+    let mut g = Group::new(StreamId::new(1, 0), None);
+    g.touch_consumer(b"c", 5);
+    g.assign(StreamId::new(1, 0), b"c", 5, 1);
+    s.groups.insert(Bytes::from("g"), g);
+    let raw = s.encode();
+    for cut in 0..raw.len() {
+        assert!(Stream::decode(&raw.slice(..cut)).is_err(), "cut at {cut}");
+    }
+    let mut trailing = raw.to_vec();
+    trailing.push(0);
+    assert!(Stream::decode(&Bytes::from(trailing)).is_err());
+    assert!(Stream::decode(&Bytes::from_static(b"\x02")).is_err());
+}
+
+#[test]
+fn lying_counts_and_orders_are_errors() {
+    // Version, ids, a node count far beyond the bytes.
+    let huge = Bytes::from_static(b"\x01\x00\x00\x00\x00\x00\xff\xff\xff\xff\x0f");
+    assert_eq!(
+        Stream::decode(&huge),
+        Err(Corrupt("item count exceeds the value"))
+    );
+    // One node (master 1-0, last 2-0) whose entries come 2-0 then 1-0.
+    let out_of_order = Bytes::from_static(
+        b"\x01\x05\x00\x00\x00\x02\x01\x01\x00\x02\x00\x00\x00\x01\x01f\x02\
+          \x02\x00\x02\x01f\x01v\x01\x00\x02\x01f\x01v\x00",
+    );
+    assert_eq!(
+        Stream::decode(&out_of_order),
+        Err(Corrupt("entries out of order"))
+    );
+    let mut s = stream(2, Limits::default());
+    s.set_id(StreamId::new(1, 0), None, None);
+    assert_eq!(
+        Stream::decode(&s.encode()),
+        Err(Corrupt("entry above the last ID"))
+    );
+}
+
+#[test]
+fn entries_read_estimates_follow_redis() {
+    let mut s = stream(10, Limits::default());
+    assert_eq!(s.estimate_entries_read(StreamId::new(10, 0)), Some(10));
+    assert_eq!(s.estimate_entries_read(StreamId::new(1, 0)), Some(1));
+    assert_eq!(s.estimate_entries_read(StreamId::MIN), Some(0));
+    assert_eq!(s.estimate_entries_read(StreamId::new(5, 0)), None);
+    assert_eq!(s.estimate_entries_read(StreamId::new(11, 0)), None);
+    s.delete(StreamId::new(5, 0));
+    assert!(s.range_has_tombstones(Some(StreamId::new(2, 0)), None));
+    assert!(!s.range_has_tombstones(Some(StreamId::new(6, 0)), None));
+    let g = Group::new(StreamId::new(2, 0), Some(2));
+    assert_eq!(s.lag(&g), None, "a tombstone ahead and no estimate");
+    let g = Group::new(StreamId::new(6, 0), Some(6));
+    assert_eq!(s.lag(&g), Some(4));
+}
