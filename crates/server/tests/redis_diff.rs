@@ -25,8 +25,8 @@ mod diff_script;
 
 use common::{encode, Client, Reply, TestServer};
 use diff_script::{
-    auth_script, hash_script, list_script, set_script, strings_script, transactions_script, words,
-    zset_script, Check, Step,
+    auth_script, hash_script, list_script, set_script, stream_script, strings_script,
+    transactions_script, words, zset_script, Check, Step,
 };
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -94,6 +94,32 @@ fn same(check: Check, a: &Reply, b: &Reply) -> bool {
         Check::Shape => std::mem::discriminant(a) == std::mem::discriminant(b),
         Check::Hello => normalize_hello(a) == normalize_hello(b),
         Check::MapKeys => map_keys(a).is_some() && map_keys(a) == map_keys(b),
+        Check::Timed => {
+            const STAMP: i64 = 1_000_000_000_000;
+            close(a, b, &|x, y| {
+                x == y || (x >= STAMP && y >= STAMP && (x - y).abs() <= 10_000)
+            })
+        }
+        Check::Idle(tol) => close(a, b, &|x, y| (x - y).abs() <= tol),
+    }
+}
+
+/// Structural equality with integers compared by `near`.
+fn close(a: &Reply, b: &Reply, near: &dyn Fn(i64, i64) -> bool) -> bool {
+    let all = |x: &[Reply], y: &[Reply]| {
+        x.len() == y.len() && x.iter().zip(y).all(|(x, y)| close(x, y, near))
+    };
+    match (a, b) {
+        (Reply::Int(x), Reply::Int(y)) => near(*x, *y),
+        (Reply::Array(Some(x)), Reply::Array(Some(y))) => all(x, y),
+        (Reply::Set(x), Reply::Set(y)) => all(x, y),
+        (Reply::Map(x), Reply::Map(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y)
+                    .all(|((k1, v1), (k2, v2))| close(k1, k2, near) && close(v1, v2, near))
+        }
+        _ => a == b,
     }
 }
 
@@ -297,6 +323,19 @@ async fn sorted_sets_match_redis() {
     };
     let ours = TestServer::start().await;
     let script = zset_script();
+    let mut diffs = run(&script, redis.addr(), ours.addr, false).await;
+    diffs.extend(run(&script, redis.addr(), ours.addr, true).await);
+    report(diffs);
+    ours.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streams_match_redis() {
+    let Some(redis) = RedisServer::start(&["--databases", "1"]) else {
+        return;
+    };
+    let ours = TestServer::start().await;
+    let script = stream_script();
     let mut diffs = run(&script, redis.addr(), ours.addr, false).await;
     diffs.extend(run(&script, redis.addr(), ours.addr, true).await);
     report(diffs);

@@ -1,5 +1,6 @@
 //! The blocking commands: `BLPOP`, `BRPOP`, `BLMOVE`, `BRPOPLPUSH`,
-//! `BLMPOP`, `BZPOPMIN`, `BZPOPMAX`, `BZMPOP`.
+//! `BLMPOP`, `BZPOPMIN`, `BZPOPMAX`, `BZMPOP`; and the wait that `XREAD`
+//! and `XREADGROUP` with `BLOCK` share (`start`, `finish`).
 //!
 //! Each first does what its non-blocking form does. When there is nothing
 //! to pop, it returns [`Flow::Block`] without a reply: the connection
@@ -47,6 +48,9 @@ pub struct Blocked {
     pub timed_out: bool,
     /// Set by the connection on `CLIENT UNBLOCK id ERROR`.
     pub unblocked: bool,
+    /// The IDs a blocked `XREAD` resolved on its first run (`$` is the
+    /// last ID *then*), which its later runs read after.
+    pub stream_ids: Vec<crate::stream::StreamId>,
 }
 
 impl std::fmt::Debug for Blocked {
@@ -63,7 +67,7 @@ impl std::fmt::Debug for Blocked {
 /// reads it: milliseconds as a C cast to `long long`, which on x86 makes
 /// anything out of its range (`inf` too) the most negative number, so
 /// "negative".
-fn parse_timeout(arg: &[u8]) -> Result<Option<Duration>, &'static str> {
+pub(super) fn parse_timeout(arg: &[u8]) -> Result<Option<Duration>, &'static str> {
     let secs = std::str::from_utf8(arg)
         .ok()
         .filter(|t| !t.is_empty() && !t.starts_with(|c: char| c.is_ascii_whitespace()))
@@ -91,7 +95,7 @@ fn parse_timeout(arg: &[u8]) -> Result<Option<Duration>, &'static str> {
 /// `CLIENT UNBLOCK ... ERROR`). A first start registers the wait before the
 /// command looks at the keys (inside `EXEC`, which never blocks, it does
 /// not).
-fn start<'k>(
+pub(super) fn start<'k>(
     ctx: &mut Ctx<'_, '_>,
     keys: impl IntoIterator<Item = &'k [u8]>,
     timeout: Option<Duration>,
@@ -120,6 +124,7 @@ fn start<'k>(
             deadline: timeout.map(|t| Instant::now() + t),
             timed_out: false,
             unblocked: false,
+            stream_ids: Vec::new(),
         }));
     }
     Some(false)
@@ -127,7 +132,7 @@ fn start<'k>(
 
 /// Ends a look at the keys: an error, nothing to pop (block, or inside
 /// `EXEC` answer with `none`), or what was popped (`reply` answers it).
-fn finish<T>(
+pub(super) fn finish<T>(
     ctx: &mut Ctx<'_, '_>,
     looked: Result<Option<T>, String>,
     none: impl FnOnce(&mut Ctx<'_, '_>),
@@ -148,7 +153,7 @@ fn finish<T>(
     }
 }
 
-fn null_array(ctx: &mut Ctx<'_, '_>) {
+pub(super) fn null_array(ctx: &mut Ctx<'_, '_>) {
     let proto = ctx.proto();
     reply::null_array(ctx.out, proto);
 }

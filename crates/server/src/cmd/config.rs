@@ -8,10 +8,12 @@
 //! refused in Redis's words rather than accepted and ignored. The one
 //! exception is the encoding thresholds (`list-max-listpack-size`,
 //! `hash-max-listpack-entries`, ...): any valid integer is accepted and
-//! reported back by `CONFIG GET`. With no list, set, sorted set or stream
-//! the others change nothing; the hash ones change only what `OBJECT
-//! ENCODING` reports, since a hash has one encoding here (Redis's own test
-//! suite sets and restores them around tests).
+//! reported back by `CONFIG GET`. The hash, set and sorted set ones change
+//! only what `OBJECT ENCODING` reports, since each type has one encoding
+//! here (Redis's own test suite sets and restores them around tests); the
+//! stream ones (`stream-node-max-entries`, `stream-node-max-bytes`) decide
+//! where a stream starts a new node, as in Redis, which approximate
+//! trimming and `XINFO STREAM` show.
 
 use super::{
     arity_error, glob_match, parse_i64, unknown_subcommand, Args, Ctx, Flow, SYNTAX_ERROR,
@@ -46,8 +48,8 @@ enum Set {
 
 /// Encoding thresholds: name as clients write it, canonical name (Redis 7
 /// aliases the old `ziplist` names), Redis 7.0's default, accepted values.
-/// Those of the types this server does not hold change nothing; the hash
-/// ones decide what `OBJECT ENCODING` says of a hash.
+/// The list ones change nothing; the hash, set and sorted set ones decide
+/// what `OBJECT ENCODING` says; the stream ones where nodes end.
 #[rustfmt::skip]
 const TUNABLES: &[(&str, &str, i64, Range)] = &[
     ("list-max-listpack-size", "list-max-listpack-size", -2, INT),
@@ -59,6 +61,7 @@ const TUNABLES: &[(&str, &str, i64, Range)] = &[
     ("zset-max-listpack-value", "zset-max-listpack-value", 64, Range::Memory),
     ("zset-max-ziplist-value", "zset-max-listpack-value", 64, Range::Memory),
     ("stream-node-max-entries", "stream-node-max-entries", 100, SIZE),
+    ("stream-node-max-bytes", "stream-node-max-bytes", 4096, Range::Memory),
     ("hash-max-listpack-entries", "hash-max-listpack-entries", LISTPACK_MAX_ENTRIES, SIZE),
     ("hash-max-ziplist-entries", "hash-max-listpack-entries", LISTPACK_MAX_ENTRIES, SIZE),
     ("hash-max-listpack-value", "hash-max-listpack-value", LISTPACK_MAX_VALUE, Range::Memory),

@@ -59,6 +59,7 @@ mod scan;
 mod select;
 pub(crate) mod set;
 pub mod sets;
+pub mod stream;
 mod table;
 mod time;
 mod ttl;
@@ -463,6 +464,21 @@ pub async fn execute(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Cmd::Discard => multi::discard(args, ctx).await,
         Cmd::Watch => multi::watch(args, ctx).await,
         Cmd::Unwatch => multi::unwatch(args, ctx).await,
+        Cmd::XAdd => stream::write::xadd(args, ctx).await,
+        Cmd::XTrim => stream::write::xtrim(args, ctx).await,
+        Cmd::XDel => stream::write::xdel(args, ctx).await,
+        Cmd::XLen => stream::write::xlen(args, ctx).await,
+        Cmd::XSetId => stream::write::xsetid(args, ctx).await,
+        Cmd::XRange => stream::read::xrange(args, ctx, false).await,
+        Cmd::XRevRange => stream::read::xrange(args, ctx, true).await,
+        Cmd::XRead => stream::read::xread(args, ctx, false).await,
+        Cmd::XReadGroup => stream::read::xread(args, ctx, true).await,
+        Cmd::XGroup => stream::group::xgroup(args, ctx).await,
+        Cmd::XAck => stream::group::xack(args, ctx).await,
+        Cmd::XPending => stream::claim::xpending(args, ctx).await,
+        Cmd::XClaim => stream::claim::xclaim(args, ctx).await,
+        Cmd::XAutoClaim => stream::claim::xautoclaim(args, ctx).await,
+        Cmd::XInfo => stream::info::xinfo(args, ctx).await,
     }
 }
 

@@ -39,6 +39,7 @@ pub mod codec;
 pub mod group;
 mod id;
 pub mod listpack;
+mod rax;
 mod trim;
 
 pub use group::{Consumer, Group, Nack};
@@ -162,6 +163,12 @@ impl Stream {
     /// Number of nodes (`XINFO STREAM`'s `radix-tree-keys`).
     pub fn node_count(&self) -> usize {
         self.nodes.len()
+    }
+
+    /// The node count of Redis's radix tree over the nodes
+    /// (`radix-tree-nodes`).
+    pub fn radix_tree_nodes(&self) -> usize {
+        rax::node_count(self.nodes.iter().map(|n| n.master_id))
     }
 
     /// The first live entry's ID, `0-0` when empty (Redis's

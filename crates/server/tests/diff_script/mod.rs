@@ -7,11 +7,13 @@ mod hash;
 mod list;
 mod multi;
 mod set;
+mod stream;
 mod zset;
 pub use hash::hash_script;
 pub use list::list_script;
 pub use multi::transactions_script;
 pub use set::set_script;
+pub use stream::stream_script;
 pub use zset::zset_script;
 
 /// How two replies are compared.
@@ -29,6 +31,13 @@ pub enum Check {
     Hello,
     /// `CONFIG GET`: the same parameter names.
     MapKeys,
+    /// The same structure; Unix-millisecond timestamps (integers from
+    /// 10^12) within 10 s of each other, every other integer equal
+    /// (`XINFO STREAM FULL`'s delivery and seen times).
+    Timed,
+    /// The same structure; every integer within this distance (idle
+    /// times in milliseconds).
+    Idle(i64),
 }
 
 pub enum Step {

@@ -1,0 +1,217 @@
+//! `XINFO STREAM key [FULL [COUNT count]]`, `XINFO GROUPS key`, `XINFO
+//! CONSUMERS key group`, `XINFO HELP`: Redis 7.0's fields, in its order.
+
+use super::group::{reply_help, subcommand, subcommand_syntax};
+use super::{parse_count, read, reply_id, reply_item};
+use crate::cmd::{Args, Ctx, Flow};
+use crate::resp::reply;
+use crate::stream::{Group, Stream};
+use tiercache_engine::now_ms;
+
+const SUBCOMMANDS: &[(&str, i32)] = &[("consumers", 4), ("groups", 3), ("stream", -3), ("help", 2)];
+
+const HELP: &[&str] = &[
+    "XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "CONSUMERS <key> <groupname>",
+    "    Show consumers of <groupname>.",
+    "GROUPS <key>",
+    "    Show the stream consumer groups.",
+    "STREAM <key> [FULL [COUNT <count>]",
+    "    Show information about the stream.",
+    "HELP",
+    "    Prints this help.",
+];
+
+/// `XINFO subcommand ...`.
+pub async fn xinfo(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
+    let sub = match subcommand(args, "xinfo", SUBCOMMANDS) {
+        Ok(sub) => sub,
+        Err(msg) => {
+            ctx.error(&msg);
+            return Flow::Continue;
+        }
+    };
+    if sub == "help" {
+        reply_help(ctx, HELP);
+        return Flow::Continue;
+    }
+    let s = match read(ctx, args.get(2)).await {
+        Ok(Some(s)) => s,
+        Ok(None) => {
+            ctx.error("ERR no such key");
+            return Flow::Continue;
+        }
+        Err(msg) => {
+            ctx.error(&msg);
+            return Flow::Continue;
+        }
+    };
+    match sub {
+        "consumers" => consumers(args, ctx, &s),
+        "groups" => groups(ctx, &s),
+        _ => stream(args, ctx, &s),
+    }
+    Flow::Continue
+}
+
+fn consumers(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, s: &Stream) {
+    let Some(g) = s.groups.get(args.get(3)) else {
+        ctx.error(&format!(
+            "NOGROUP No such consumer group '{}' for key name '{}'",
+            String::from_utf8_lossy(args.get(3)),
+            String::from_utf8_lossy(args.get(2))
+        ));
+        return;
+    };
+    let (now, proto) = (now_ms() as i64, ctx.proto());
+    reply::array(ctx.out, g.consumers.len());
+    for (name, c) in &g.consumers {
+        reply::map(ctx.out, 3, proto);
+        reply::bulk(ctx.out, b"name");
+        reply::bulk(ctx.out, name);
+        reply::bulk(ctx.out, b"pending");
+        reply::integer(ctx.out, c.pel.len() as i64);
+        reply::bulk(ctx.out, b"idle");
+        reply::integer(ctx.out, (now - c.seen_time as i64).max(0));
+    }
+}
+
+fn groups(ctx: &mut Ctx<'_, '_>, s: &Stream) {
+    let proto = ctx.proto();
+    reply::array(ctx.out, s.groups.len());
+    for (name, g) in &s.groups {
+        reply::map(ctx.out, 6, proto);
+        reply::bulk(ctx.out, b"name");
+        reply::bulk(ctx.out, name);
+        reply::bulk(ctx.out, b"consumers");
+        reply::integer(ctx.out, g.consumers.len() as i64);
+        reply::bulk(ctx.out, b"pending");
+        reply::integer(ctx.out, g.pel.len() as i64);
+        reply::bulk(ctx.out, b"last-delivered-id");
+        reply_id(ctx.out, g.last_id);
+        reply_read_and_lag(ctx, s, g);
+    }
+}
+
+/// A group's `entries-read` and `lag` (each null when unknown).
+fn reply_read_and_lag(ctx: &mut Ctx<'_, '_>, s: &Stream, g: &Group) {
+    let proto = ctx.proto();
+    reply::bulk(ctx.out, b"entries-read");
+    match g.entries_read {
+        Some(n) => reply::integer(ctx.out, n),
+        None => reply::null(ctx.out, proto),
+    }
+    reply::bulk(ctx.out, b"lag");
+    match s.lag(g) {
+        Some(n) => reply::integer(ctx.out, n),
+        None => reply::null(ctx.out, proto),
+    }
+}
+
+fn stream(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, s: &Stream) {
+    let extra = args.len() - 3;
+    let full = extra > 0;
+    let mut count = 10;
+    if full {
+        let shape =
+            (extra == 1 || extra == 3) && args.is(3, "full") && (extra == 1 || args.is(4, "count"));
+        if !shape {
+            ctx.error(&subcommand_syntax(args.get(1), "XINFO"));
+            return;
+        }
+        if extra == 3 {
+            match parse_count(args.get(5)) {
+                Ok(n) => count = n,
+                Err(msg) => {
+                    ctx.error(msg);
+                    return;
+                }
+            }
+        }
+    }
+    let proto = ctx.proto();
+    reply::map(ctx.out, if full { 9 } else { 10 }, proto);
+    reply::bulk(ctx.out, b"length");
+    reply::integer(ctx.out, s.len() as i64);
+    reply::bulk(ctx.out, b"radix-tree-keys");
+    reply::integer(ctx.out, s.node_count() as i64);
+    reply::bulk(ctx.out, b"radix-tree-nodes");
+    reply::integer(ctx.out, s.radix_tree_nodes() as i64);
+    reply::bulk(ctx.out, b"last-generated-id");
+    reply_id(ctx.out, s.last_id());
+    reply::bulk(ctx.out, b"max-deleted-entry-id");
+    reply_id(ctx.out, s.max_deleted_id());
+    reply::bulk(ctx.out, b"entries-added");
+    reply::integer(ctx.out, s.entries_added() as i64);
+    reply::bulk(ctx.out, b"recorded-first-entry-id");
+    reply_id(ctx.out, s.first_id());
+    if !full {
+        reply::bulk(ctx.out, b"groups");
+        reply::integer(ctx.out, s.groups.len() as i64);
+        for (name, item) in [(&b"first-entry"[..], s.first()), (b"last-entry", s.last())] {
+            reply::bulk(ctx.out, name);
+            match item {
+                Some(item) => reply_item(ctx.out, item),
+                None => reply::null(ctx.out, proto),
+            }
+        }
+        return;
+    }
+    let limit = if count == 0 {
+        usize::MAX
+    } else {
+        count.min(usize::MAX as u64) as usize
+    };
+    let entries: Vec<_> = s
+        .range(crate::stream::StreamId::MIN, crate::stream::StreamId::MAX)
+        .take(limit)
+        .collect();
+    reply::bulk(ctx.out, b"entries");
+    reply::array(ctx.out, entries.len());
+    for item in entries {
+        reply_item(ctx.out, item);
+    }
+    reply::bulk(ctx.out, b"groups");
+    reply::array(ctx.out, s.groups.len());
+    for (name, g) in &s.groups {
+        reply::map(ctx.out, 7, proto);
+        reply::bulk(ctx.out, b"name");
+        reply::bulk(ctx.out, name);
+        reply::bulk(ctx.out, b"last-delivered-id");
+        reply_id(ctx.out, g.last_id);
+        reply_read_and_lag(ctx, s, g);
+        reply::bulk(ctx.out, b"pel-count");
+        reply::integer(ctx.out, g.pel.len() as i64);
+        reply::bulk(ctx.out, b"pending");
+        let pending: Vec<_> = g.pel.iter().take(limit).collect();
+        reply::array(ctx.out, pending.len());
+        for (id, nack) in pending {
+            reply::array(ctx.out, 4);
+            reply_id(ctx.out, *id);
+            reply::bulk(ctx.out, &nack.consumer);
+            reply::integer(ctx.out, nack.delivery_time as i64);
+            reply::integer(ctx.out, nack.delivery_count as i64);
+        }
+        reply::bulk(ctx.out, b"consumers");
+        reply::array(ctx.out, g.consumers.len());
+        for (cname, c) in &g.consumers {
+            reply::map(ctx.out, 4, proto);
+            reply::bulk(ctx.out, b"name");
+            reply::bulk(ctx.out, cname);
+            reply::bulk(ctx.out, b"seen-time");
+            reply::integer(ctx.out, c.seen_time as i64);
+            reply::bulk(ctx.out, b"pel-count");
+            reply::integer(ctx.out, c.pel.len() as i64);
+            reply::bulk(ctx.out, b"pending");
+            let mine: Vec<_> = c.pel.iter().take(limit).collect();
+            reply::array(ctx.out, mine.len());
+            for id in mine {
+                let nack = &g.pel[id];
+                reply::array(ctx.out, 3);
+                reply_id(ctx.out, *id);
+                reply::integer(ctx.out, nack.delivery_time as i64);
+                reply::integer(ctx.out, nack.delivery_count as i64);
+            }
+        }
+    }
+}

@@ -1,0 +1,500 @@
+//! `XRANGE`, `XREVRANGE`, `XREAD` and `XREADGROUP`.
+//!
+//! `XREAD`/`XREADGROUP` with `BLOCK` and nothing to serve wait as
+//! [`blocking`](crate::cmd::blocking) describes, and run again when a key
+//! they read is written. A blocked `XREAD` keeps the IDs it resolved on its
+//! first run, so `$` means "after the last entry when I blocked". On a
+//! second run, a key that now holds another type is passed over by
+//! `XREAD`; `XREADGROUP` then answers Redis's errors for a stream or group
+//! that went away. Redis serves a woken client from the one key that
+//! became ready; here every key with new entries is served.
+
+use super::{no_group, parse_count, parse_interval, read, reply_id, reply_item, store};
+use crate::cmd::blocking::{finish, null_array, start};
+use crate::cmd::collection::collection_of;
+use crate::cmd::{engine_error_message, parse_i64, Args, Ctx, Flow, SYNTAX_ERROR};
+use crate::resp::{reply, Proto};
+use crate::stream::{Item, Stream, StreamId, INVALID_ID};
+use bytes::{Bytes, BytesMut};
+use std::time::Duration;
+use tiercache_engine::{now_ms, Change};
+
+/// How many entries a woken blocked read serves when it named no `COUNT`
+/// (Redis's `XREAD_BLOCKED_DEFAULT_COUNT`).
+const BLOCKED_DEFAULT_COUNT: u64 = 1000;
+
+/// `XRANGE key start end [COUNT count]`, and `XREVRANGE key end start
+/// [COUNT count]` (`rev`).
+pub async fn xrange(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, rev: bool) -> Flow {
+    let (start_at, end_at) = if rev { (3, 2) } else { (2, 3) };
+    let bounds = parse_interval(args.get(start_at), true)
+        .and_then(|s| parse_interval(args.get(end_at), false).map(|e| (s, e)));
+    let (start, end) = match bounds {
+        Ok(b) => b,
+        Err(msg) => {
+            ctx.error(msg);
+            return Flow::Continue;
+        }
+    };
+    let mut count = None;
+    let mut j = 4;
+    while j < args.len() {
+        if args.is(j, "count") && j + 1 < args.len() {
+            match parse_count(args.get(j + 1)) {
+                Ok(n) => count = Some(n),
+                Err(msg) => {
+                    ctx.error(msg);
+                    return Flow::Continue;
+                }
+            }
+            j += 2;
+        } else {
+            ctx.error(SYNTAX_ERROR);
+            return Flow::Continue;
+        }
+    }
+    let s = match read(ctx, args.get(1)).await {
+        Ok(Some(s)) => s,
+        Ok(None) => {
+            reply::array(ctx.out, 0);
+            return Flow::Continue;
+        }
+        Err(msg) => {
+            ctx.error(&msg);
+            return Flow::Continue;
+        }
+    };
+    if count == Some(0) {
+        null_array(ctx);
+        return Flow::Continue;
+    }
+    let limit = count.map_or(usize::MAX, |n| n.min(usize::MAX as u64) as usize);
+    let items: Vec<&Item> = if rev {
+        s.range_rev(start, end).take(limit).collect()
+    } else {
+        s.range(start, end).take(limit).collect()
+    };
+    reply::array(ctx.out, items.len());
+    for item in items {
+        reply_item(ctx.out, item);
+    }
+    Flow::Continue
+}
+
+/// The options of `XREAD` and `XREADGROUP`, up to `STREAMS`.
+struct ReadArgs<'a> {
+    /// `BLOCK`: `Some(None)` waits for ever.
+    block: Option<Option<Duration>>,
+    count: u64,
+    /// `GROUP group consumer`.
+    group: Option<(&'a [u8], &'a [u8])>,
+    noack: bool,
+    /// Where the keys start, and how many streams.
+    streams_at: usize,
+    streams: usize,
+}
+
+/// Redis's `xreadCommand` option loop.
+fn parse_read<'a>(args: &Args<'a>, xreadgroup: bool) -> Result<ReadArgs<'a>, String> {
+    let mut a = ReadArgs {
+        block: None,
+        count: 0,
+        group: None,
+        noack: false,
+        streams_at: 0,
+        streams: 0,
+    };
+    let mut i = 1;
+    while i < args.len() {
+        let more = args.len() - i - 1;
+        if args.is(i, "block") && more > 0 {
+            i += 1;
+            a.block = Some(parse_block_ms(args.get(i))?);
+        } else if args.is(i, "count") && more > 0 {
+            i += 1;
+            a.count = parse_count(args.get(i))?;
+        } else if args.is(i, "streams") && more > 0 {
+            a.streams_at = i + 1;
+            let n = args.len() - a.streams_at;
+            if n % 2 != 0 {
+                // Redis 7.0 words this the same for XREADGROUP.
+                return Err("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.".into());
+            }
+            a.streams = n / 2;
+            break;
+        } else if args.is(i, "group") && more >= 2 {
+            if !xreadgroup {
+                return Err(
+                    "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead."
+                        .into(),
+                );
+            }
+            a.group = Some((args.get(i + 1), args.get(i + 2)));
+            i += 2;
+        } else if args.is(i, "noack") {
+            if !xreadgroup {
+                return Err(
+                    "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead."
+                        .into(),
+                );
+            }
+            a.noack = true;
+        } else {
+            return Err(SYNTAX_ERROR.into());
+        }
+        i += 1;
+    }
+    if a.streams_at == 0 {
+        return Err(SYNTAX_ERROR.into());
+    }
+    if xreadgroup && a.group.is_none() {
+        return Err("ERR Missing GROUP option for XREADGROUP".into());
+    }
+    Ok(a)
+}
+
+/// A `BLOCK` argument: integer milliseconds, as Redis's
+/// `getTimeoutFromObjectOrReply`; 0 waits for ever.
+fn parse_block_ms(arg: &[u8]) -> Result<Option<Duration>, String> {
+    let ms = parse_i64(arg).ok_or("ERR timeout is not an integer or out of range")?;
+    if ms < 0 {
+        return Err("ERR timeout is negative".into());
+    }
+    if ms > i64::MAX - now_ms() as i64 {
+        return Err("ERR timeout is out of range".into());
+    }
+    Ok((ms > 0).then(|| Duration::from_millis(ms as u64)))
+}
+
+/// What one stream of a read serves: its position among the `STREAMS`,
+/// and its entries (`Err(id)` for a pending entry since deleted, which
+/// Redis answers with a null in place of the fields).
+type Served = Vec<(usize, Vec<Result<Item, StreamId>>)>;
+
+/// `XREAD [COUNT count] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]`
+/// and `XREADGROUP GROUP group consumer [COUNT count] [BLOCK milliseconds]
+/// [NOACK] STREAMS key [key ...] id [id ...]` (`group`).
+pub async fn xread(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, group: bool) -> Flow {
+    let a = match parse_read(args, group) {
+        Ok(a) => a,
+        Err(msg) => {
+            ctx.error(&msg);
+            return Flow::Continue;
+        }
+    };
+    let keys: Vec<Bytes> = (0..a.streams)
+        .map(|i| args.bytes(a.streams_at + i))
+        .collect();
+    let mut retry = false;
+    if let Some(timeout) = a.block {
+        match start(ctx, keys.iter().map(|k| &k[..]), timeout) {
+            Some(r) => retry = r,
+            None => return Flow::Continue,
+        }
+    }
+    let count = if retry && a.count == 0 {
+        BLOCKED_DEFAULT_COUNT
+    } else {
+        a.count
+    };
+    let looked = if let Some((name, consumer)) = a.group {
+        let ids_at = a.streams_at + a.streams;
+        let grouped = GroupRead {
+            keys: &keys,
+            ids: (0..a.streams).map(|i| args.get(ids_at + i)).collect(),
+            group: name,
+            consumer,
+            count,
+            noack: a.noack,
+            retry,
+        };
+        read_group(ctx, grouped).await
+    } else {
+        read_plain(ctx, args, &a, &keys, count, retry).await
+    };
+    finish(ctx, looked, null_array, |ctx, served| {
+        reply_served(ctx.out, ctx.client.proto, &keys, served)
+    })
+}
+
+/// `XREAD`: entries after each ID, from the streams that have any.
+async fn read_plain(
+    ctx: &mut Ctx<'_, '_>,
+    args: &Args<'_>,
+    a: &ReadArgs<'_>,
+    keys: &[Bytes],
+    count: u64,
+    retry: bool,
+) -> Result<Option<Served>, String> {
+    let stashed: Vec<StreamId> = ctx
+        .client
+        .blocked
+        .as_ref()
+        .map(|b| b.stream_ids.clone())
+        .unwrap_or_default();
+    let mut streams = Vec::with_capacity(keys.len());
+    let mut ids = Vec::with_capacity(keys.len());
+    for (i, key) in keys.iter().enumerate() {
+        let s = match read(ctx, key).await {
+            Ok(s) => s,
+            // A woken read passes over a key that changed type.
+            Err(_) if retry => None,
+            Err(msg) => return Err(msg),
+        };
+        let arg = args.get(a.streams_at + a.streams + i);
+        let id = if let Some(&id) = stashed.get(i) {
+            id
+        } else if arg == b"$" {
+            s.as_ref().map_or(StreamId::MIN, Stream::last_id)
+        } else if arg == b">" {
+            return Err("ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.".into());
+        } else {
+            StreamId::parse_strict(arg, 0).ok_or(INVALID_ID)?
+        };
+        streams.push(s);
+        ids.push(id);
+    }
+    if let Some(b) = ctx.client.blocked.as_mut() {
+        if b.stream_ids.is_empty() {
+            b.stream_ids = ids.clone();
+        }
+    }
+    let limit = take_limit(count);
+    let mut served = Served::new();
+    for (i, s) in streams.iter().enumerate() {
+        let Some(s) = s else { continue };
+        if s.is_empty() || s.last_valid_id() <= ids[i] {
+            continue;
+        }
+        let from = ids[i].next().unwrap_or(ids[i]);
+        let items = s
+            .range(from, StreamId::MAX)
+            .take(limit)
+            .cloned()
+            .map(Ok)
+            .collect();
+        served.push((i, items));
+    }
+    Ok((!served.is_empty()).then_some(served))
+}
+
+/// What `XREADGROUP` reads.
+struct GroupRead<'a> {
+    keys: &'a [Bytes],
+    ids: Vec<&'a [u8]>,
+    group: &'a [u8],
+    consumer: &'a [u8],
+    count: u64,
+    noack: bool,
+    retry: bool,
+}
+
+/// Which entries a group read asks for.
+#[derive(Clone, Copy)]
+enum Want {
+    /// `>`: entries never delivered to the group.
+    New,
+    /// An ID: the consumer's own pending entries after it.
+    History(StreamId),
+}
+
+/// `XREADGROUP`, under every key's lock: delivers new entries (into the
+/// PEL unless `NOACK`), or serves the consumer's history.
+async fn read_group(ctx: &mut Ctx<'_, '_>, r: GroupRead<'_>) -> Result<Option<Served>, String> {
+    let mut unique: Vec<Bytes> = Vec::new();
+    let slot: Vec<usize> = r
+        .keys
+        .iter()
+        .map(|k| match unique.iter().position(|u| u == k) {
+            Some(at) => at,
+            None => {
+                unique.push(k.clone());
+                unique.len() - 1
+            }
+        })
+        .collect();
+    let max = ctx.server.config.limits.max_bulk_len;
+    let result = ctx
+        .session
+        .modify_many(unique.clone(), |found| {
+            let mut changes = vec![Change::Keep; found.len()];
+            let outcome = serve_group(found, &slot, &r).and_then(|(streams, changed, served)| {
+                for (u, s) in streams.iter().enumerate() {
+                    if changed[u] {
+                        changes[u] = store(found[u].as_ref(), s.as_ref(), max)?;
+                    }
+                }
+                Ok(served)
+            });
+            if outcome.is_err() {
+                changes.fill(Change::Keep);
+            }
+            (changes, outcome)
+        })
+        .await;
+    result.map_err(|e| engine_error_message(&e))?
+}
+
+type GroupServed = (Vec<Option<Stream>>, Vec<bool>, Option<Served>);
+
+fn serve_group(
+    found: &[Option<tiercache_engine::Entry>],
+    slot: &[usize],
+    r: &GroupRead<'_>,
+) -> Result<GroupServed, String> {
+    const GONE_KEY: &str = "UNBLOCKED the stream key no longer exists";
+    const GONE_GROUP: &str =
+        "NOGROUP the consumer group this client was blocked on no longer exists";
+    let mut streams = Vec::with_capacity(found.len());
+    for e in found {
+        streams.push(match collection_of::<Stream>(e.as_ref()) {
+            Ok(s) => s,
+            Err(_) if r.retry => None,
+            Err(msg) => return Err(msg),
+        });
+    }
+    let mut wants = Vec::with_capacity(slot.len());
+    for (i, &u) in slot.iter().enumerate() {
+        let has_group = streams[u]
+            .as_ref()
+            .is_some_and(|s| s.groups.contains_key(r.group));
+        if !has_group {
+            return Err(match (r.retry, streams[u].is_some()) {
+                (true, false) => GONE_KEY.into(),
+                (true, true) => GONE_GROUP.into(),
+                (false, _) => format!(
+                    "{} in XREADGROUP with GROUP option",
+                    no_group(&r.keys[i], r.group)
+                ),
+            });
+        }
+        wants.push(match r.ids[i] {
+            b"$" => return Err("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.".into()),
+            b">" => Want::New,
+            arg => Want::History(StreamId::parse_strict(arg, 0).ok_or(INVALID_ID)?),
+        });
+    }
+    let now = now_ms();
+    let limit = take_limit(r.count);
+    let mut changed = vec![false; streams.len()];
+    let mut served = Served::new();
+    for (i, (&u, want)) in slot.iter().zip(wants).enumerate() {
+        let s = streams[u].as_mut().expect("checked above");
+        let items = match want {
+            Want::History(after) => history(s, r, after, limit, now),
+            Want::New => {
+                let last = s.groups[r.group].last_id;
+                if s.is_empty() || s.last_valid_id() <= last {
+                    continue;
+                }
+                deliver(s, r, last, limit, now)
+            }
+        };
+        changed[u] = true;
+        served.push((i, items));
+    }
+    let served = (!served.is_empty()).then_some(served);
+    Ok((streams, changed, served))
+}
+
+/// Delivers up to `limit` entries after `last` to the consumer, moving the
+/// group's last ID (and its count of entries read) along.
+fn deliver(
+    s: &mut Stream,
+    r: &GroupRead<'_>,
+    last: StreamId,
+    limit: usize,
+    now: u64,
+) -> Vec<Result<Item, StreamId>> {
+    let from = last.next().unwrap_or(last);
+    let items: Vec<Item> = s.range(from, StreamId::MAX).take(limit).cloned().collect();
+    let mut read_counts = Vec::with_capacity(items.len());
+    for item in &items {
+        let tombstones = s.range_has_tombstones(Some(item.id), None);
+        read_counts.push((tombstones, s.estimate_entries_read(item.id)));
+    }
+    let added = s.entries_added();
+    let group = s.groups.get_mut(r.group).expect("checked");
+    group.touch_consumer(r.consumer, now);
+    for (item, (tombstones, estimate)) in items.iter().zip(read_counts) {
+        if item.id > group.last_id {
+            match group.entries_read {
+                Some(n) if !tombstones => group.entries_read = Some(n + 1),
+                _ if added != 0 => group.entries_read = estimate.map(|n| n as i64),
+                _ => {}
+            }
+            group.last_id = item.id;
+        }
+        if !r.noack {
+            group.assign(item.id, r.consumer, now, 1);
+        }
+    }
+    items.into_iter().map(Ok).collect()
+}
+
+/// The consumer's pending entries after `after` (each delivered once
+/// more), or `Err(id)` for one deleted from the stream since.
+fn history(
+    s: &mut Stream,
+    r: &GroupRead<'_>,
+    after: StreamId,
+    limit: usize,
+    now: u64,
+) -> Vec<Result<Item, StreamId>> {
+    let from = after.next().unwrap_or(after);
+    let group = s.groups.get(r.group).expect("checked");
+    let pending: Vec<StreamId> = group
+        .consumers
+        .get(r.consumer)
+        .map(|c| c.pel.range(from..).take(limit).copied().collect())
+        .unwrap_or_default();
+    let items: Vec<Result<Item, StreamId>> = pending
+        .iter()
+        .map(|&id| s.get(id).cloned().ok_or(id))
+        .collect();
+    let group = s.groups.get_mut(r.group).expect("checked");
+    group.touch_consumer(r.consumer, now);
+    for item in items.iter().flatten() {
+        if let Some(nack) = group.pel.get_mut(&item.id) {
+            nack.delivery_time = now;
+            nack.delivery_count += 1;
+        }
+    }
+    items
+}
+
+/// `count` as an iterator bound (0: all).
+fn take_limit(count: u64) -> usize {
+    if count == 0 {
+        usize::MAX
+    } else {
+        count.min(usize::MAX as u64) as usize
+    }
+}
+
+/// The reply of a read: per served stream, its key and entries; an array
+/// of pairs in RESP2, a map in RESP3.
+fn reply_served(out: &mut BytesMut, proto: Proto, keys: &[Bytes], served: Served) {
+    if proto == Proto::Resp2 {
+        reply::array(out, served.len());
+    } else {
+        reply::map(out, served.len(), proto);
+    }
+    for (i, items) in served {
+        if proto == Proto::Resp2 {
+            reply::array(out, 2);
+        }
+        reply::bulk(out, &keys[i]);
+        reply::array(out, items.len());
+        for item in &items {
+            match item {
+                Ok(item) => reply_item(out, item),
+                Err(id) => {
+                    reply::array(out, 2);
+                    reply_id(out, *id);
+                    reply::null_array(out, proto);
+                }
+            }
+        }
+    }
+}
