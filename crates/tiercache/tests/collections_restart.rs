@@ -1,8 +1,9 @@
-//! Redis hashes, lists, sets and sorted sets survive restarts of the real server on the
+//! Redis hashes, lists, sets, sorted sets and streams survive restarts of the real server on the
 //! default configuration (write-back, SQLite): through SQLite after a
 //! SIGTERM flush, and through the write-back journal after a SIGKILL
 //! before any flush. `TYPE` names each type afterwards, and hash field
-//! order, list order, intset order and scores are kept.
+//! order, list order, intset order, scores, and a stream's entries,
+//! deletions and consumer group (last ID, pending entries) are kept.
 
 mod support;
 
@@ -33,6 +34,22 @@ fn write_collections(server: &Server) {
         &[
             b"ZADD", b"board", b"2.5", b"bo", b"1", b"al", b"-inf", b"cy",
         ],
+        &[b"XADD", b"events", b"1-1", b"kind", b"login"],
+        &[b"XADD", b"events", b"2-1", b"kind", b"click", b"x", b"7"],
+        &[b"XADD", b"events", b"3-1", b"kind", b"logout"],
+        &[b"XDEL", b"events", b"2-1"],
+        &[b"XGROUP", b"CREATE", b"events", b"audit", b"0"],
+        &[
+            b"XREADGROUP",
+            b"GROUP",
+            b"audit",
+            b"ann",
+            b"COUNT",
+            b"1",
+            b"STREAMS",
+            b"events",
+            b">",
+        ],
     ]);
     assert_eq!(
         replies,
@@ -49,6 +66,18 @@ fn write_collections(server: &Server) {
             Reply::Int(3),
             Reply::Int(1),
             Reply::Int(3),
+            bulk("1-1"),
+            bulk("2-1"),
+            bulk("3-1"),
+            Reply::Int(1),
+            Reply::Simple("OK".into()),
+            Reply::Array(Some(vec![Reply::Array(Some(vec![
+                bulk("events"),
+                Reply::Array(Some(vec![Reply::Array(Some(vec![
+                    bulk("1-1"),
+                    Reply::Array(Some(vec![bulk("kind"), bulk("login")])),
+                ]))])),
+            ]))])),
         ]
     );
 }
@@ -121,6 +150,55 @@ fn check_collections(server: &Server, how: &str) {
         )),
         "{how}: sorted set order and scores"
     );
+    let entry = |id: &str, kind: &str| {
+        Reply::Array(Some(vec![
+            bulk(id),
+            Reply::Array(Some(vec![bulk("kind"), bulk(kind)])),
+        ]))
+    };
+    assert_eq!(
+        client.call(&[b"XRANGE", b"events", b"-", b"+"]),
+        Reply::Array(Some(vec![entry("1-1", "login"), entry("3-1", "logout")])),
+        "{how}: stream entries, the deleted one gone"
+    );
+    assert_eq!(
+        client.call(&[b"TYPE", b"events"]),
+        Reply::Simple("stream".into()),
+        "{how}"
+    );
+    let pending = client.call(&[b"XPENDING", b"events", b"audit"]);
+    assert_eq!(
+        pending,
+        Reply::Array(Some(vec![
+            Reply::Int(1),
+            bulk("1-1"),
+            bulk("1-1"),
+            Reply::Array(Some(vec![Reply::Array(Some(vec![bulk("ann"), bulk("1")]))])),
+        ])),
+        "{how}: the group's pending entry"
+    );
+    // The group resumes after its last delivered ID, and the stream after
+    // its last ID.
+    assert_eq!(
+        client.call(&[
+            b"XREADGROUP",
+            b"GROUP",
+            b"audit",
+            b"ann",
+            b"STREAMS",
+            b"events",
+            b">"
+        ]),
+        Reply::Array(Some(vec![Reply::Array(Some(vec![
+            bulk("events"),
+            Reply::Array(Some(vec![entry("3-1", "logout")])),
+        ]))])),
+        "{how}: the group's last delivered ID"
+    );
+    assert!(
+        matches!(client.call(&[b"XADD", b"events", b"3-1", b"a", b"b"]), Reply::Error(e) if e.contains("equal or smaller")),
+        "{how}: the stream's last ID"
+    );
 }
 
 #[test]
@@ -141,6 +219,7 @@ fn collections_survive_a_sigterm_through_sqlite() {
             "queue".into(),
             "tags".into(),
             "board".into(),
+            "events".into(),
         ];
         let got = store.get_many(&keys).await.unwrap();
         let kinds: Vec<_> = got.iter().map(|e| e.as_ref().unwrap().kind).collect();
@@ -151,7 +230,8 @@ fn collections_survive_a_sigterm_through_sqlite() {
                 ValueKind::Hash,
                 ValueKind::List,
                 ValueKind::Set,
-                ValueKind::ZSet
+                ValueKind::ZSet,
+                ValueKind::Stream
             ]
         );
     });
