@@ -106,13 +106,14 @@ impl Registry {
     }
 
     /// Every key was removed (`FLUSHALL`): touches the watches of keys
-    /// that were live when watched.
+    /// that were live when watched, and wakes every waiter (a blocked
+    /// command looks again, and may answer that its key went away).
     pub(crate) fn touch_all_live(&self) {
         if !self.any() {
             return;
         }
         for watchers in self.map.lock().values() {
-            for w in watchers.iter().filter(|w| w.live) {
+            for w in watchers.iter().filter(|w| w.live || w.state.wake.is_some()) {
                 w.state.touch();
             }
         }
@@ -203,8 +204,8 @@ impl Watch {
         }
     }
 
-    /// Starts watching `key` for writes only (no read of it: a later
-    /// expiry or `FLUSHALL` does not count), as a waiter does.
+    /// Starts watching `key` for writes only, as a waiter does (no read of
+    /// it: a later expiry does not count; a `FLUSHALL` wakes a waiter).
     pub fn listen(&mut self, key: &[u8]) {
         self.add(key);
     }
@@ -340,6 +341,18 @@ mod tests {
         reg.touch_all_live();
         assert!(live.is_touched());
         assert!(!absent.is_touched());
+    }
+
+    #[tokio::test]
+    async fn a_flush_wakes_every_waiter() {
+        let reg = Arc::new(Registry::default());
+        let wake = Arc::new(Notify::new());
+        let mut w = Watch::waking(reg.clone(), wake.clone());
+        w.listen(b"q");
+        reg.touch_all_live();
+        tokio::time::timeout(std::time::Duration::from_secs(5), wake.notified())
+            .await
+            .expect("a FLUSHALL wakes a blocked client");
     }
 
     #[tokio::test]

@@ -41,10 +41,58 @@ pub struct ServerState {
     /// accepted and reported back; they change what `OBJECT ENCODING`
     /// answers, nothing else.
     tunables: Mutex<BTreeMap<&'static str, i64>>,
+    /// Error replies sent, by error code (`INFO errorstats`).
+    errors: Mutex<BTreeMap<String, u64>>,
     next_client_id: AtomicU64,
 }
 
+/// The most error codes `INFO errorstats` tracks (Redis's
+/// `ERROR_STATS_NUMBER`); replies with a new code beyond it still count in
+/// the total.
+const ERROR_CODES_MAX: usize = 128;
+
 impl ServerState {
+    /// Counts an error reply (`-CODE message`) under its code, as Redis's
+    /// `afterErrorReply`: the word before the first space within 32 bytes,
+    /// `ERR` when there is none.
+    #[cold]
+    pub fn count_error(&self, reply: &[u8]) {
+        let head = &reply[..reply.len().min(32)];
+        let code = match head.iter().position(|&b| b == b' ') {
+            Some(space) if space > 1 => &head[1..space],
+            _ => b"ERR",
+        };
+        let code = String::from_utf8_lossy(code);
+        let mut errors = self.errors.lock().unwrap_or_else(|e| e.into_inner());
+        let total = errors.entry(String::new()).or_insert(0);
+        *total += 1;
+        if let Some(n) = errors.get_mut(code.as_ref()) {
+            *n += 1;
+        } else if errors.len() <= ERROR_CODES_MAX {
+            errors.insert(code.into_owned(), 1);
+        }
+    }
+
+    /// Error replies sent: the total, and the count per code in code order.
+    pub fn error_counts(&self) -> (u64, Vec<(String, u64)>) {
+        let errors = self.errors.lock().unwrap_or_else(|e| e.into_inner());
+        let total = errors.get("").copied().unwrap_or(0);
+        let codes = errors
+            .iter()
+            .filter(|(code, _)| !code.is_empty())
+            .map(|(code, n)| (code.clone(), *n))
+            .collect();
+        (total, codes)
+    }
+
+    /// Forgets the error counts (`CONFIG RESETSTAT`).
+    pub fn reset_error_counts(&self) {
+        self.errors
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+    }
+
     /// A connection read a batch: tells the busy poller, if any.
     #[inline]
     pub fn note_activity(&self) {
@@ -70,6 +118,7 @@ impl ServerState {
             scans: ScanCursors::default(),
             encodings: EncodingHints::default(),
             tunables: Mutex::new(BTreeMap::new()),
+            errors: Mutex::new(BTreeMap::new()),
             next_client_id: AtomicU64::new(1),
         }
     }

@@ -504,3 +504,52 @@ async fn hrandfield_checks_its_count_in_redis_order() {
         .all(|p| *p == Reply::bulk("a") || *p == Reply::bulk("b")));
     assert!(picks.contains(&Reply::bulk("a")) && picks.contains(&Reply::bulk("b")));
 }
+
+/// `INFO errorstats` line `errorstat_<code>:count=<n>`, if any.
+async fn errorstat(c: &mut common::Client, code: &str) -> Option<u64> {
+    let info = c.cmd(&["INFO", "errorstats"]).await.text();
+    info.lines()
+        .find_map(|l| l.strip_prefix(&format!("errorstat_{code}:count=")))
+        .map(|n| n.trim().parse().unwrap())
+}
+
+async fn total_errors(c: &mut common::Client) -> u64 {
+    let info = c.cmd(&["INFO", "stats"]).await.text();
+    info.lines()
+        .find_map(|l| l.strip_prefix("total_error_replies:"))
+        .map(|n| n.trim().parse().unwrap())
+        .expect("total_error_replies in INFO stats")
+}
+
+#[tokio::test]
+async fn error_replies_are_counted_by_code_until_resetstat() {
+    let server = TestServer::start().await;
+    let mut c = server.client().await;
+    assert_eq!(c.cmd(&["CONFIG", "RESETSTAT"]).await, Reply::ok());
+    assert_eq!(total_errors(&mut c).await, 0);
+    c.cmd(&["SET", "s", "x"]).await;
+    // WRONGTYPE, an unknown command and an arity error (ERR, at dispatch),
+    // a NOGROUP, and one inside EXEC: each counts once under its code.
+    assert!(c
+        .cmd(&["LPUSH", "s", "a"])
+        .await
+        .is_error_starting("WRONGTYPE"));
+    assert!(c.cmd(&["NOSUCH"]).await.is_error_starting("ERR"));
+    assert!(c.cmd(&["GET"]).await.is_error_starting("ERR"));
+    assert!(c
+        .cmd(&["XREADGROUP", "GROUP", "g", "c", "STREAMS", "nokey", ">"])
+        .await
+        .is_error_starting("NOGROUP"));
+    c.cmd(&["MULTI"]).await;
+    c.cmd(&["INCR", "s"]).await;
+    c.cmd(&["EXEC"]).await;
+    assert_eq!(errorstat(&mut c, "WRONGTYPE").await, Some(1));
+    assert_eq!(errorstat(&mut c, "ERR").await, Some(3));
+    assert_eq!(errorstat(&mut c, "NOGROUP").await, Some(1));
+    assert_eq!(total_errors(&mut c).await, 5);
+    assert!(c.cmd(&["INFO"]).await.text().contains("# Errorstats"));
+    c.cmd(&["CONFIG", "RESETSTAT"]).await;
+    assert_eq!(errorstat(&mut c, "ERR").await, None);
+    assert_eq!(total_errors(&mut c).await, 0);
+    server.shutdown().await;
+}

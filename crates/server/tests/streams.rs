@@ -172,7 +172,7 @@ async fn a_blocked_group_read_learns_its_group_or_stream_went_away() {
         "s",
         ">",
     ]);
-    let cases: [(&[&str], &str); 3] = [
+    let cases: [(&[&str], &str); 4] = [
         (
             &["XGROUP", "DESTROY", "s", "g"],
             "NOGROUP the consumer group this client was blocked on no longer exists",
@@ -182,6 +182,7 @@ async fn a_blocked_group_read_learns_its_group_or_stream_went_away() {
             &["SET", "s", "now a string"],
             "UNBLOCKED the stream key no longer exists",
         ),
+        (&["FLUSHALL"], "UNBLOCKED the stream key no longer exists"),
     ];
     for (change, error) in cases {
         c.cmd(&["DEL", "s"]).await;

@@ -164,6 +164,7 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         if args.len() != 2 {
             reply::error(ctx.out, &arity_error("config|resetstat"));
         } else {
+            ctx.server.reset_error_counts();
             reply::ok(ctx.out);
         }
     } else if args.is(1, "rewrite") {

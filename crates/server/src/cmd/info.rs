@@ -1,5 +1,5 @@
 //! `INFO [section ...]`: Redis's sections `server clients memory
-//! persistence stats replication keyspace` plus `tiercache`, as one text of
+//! persistence stats replication errorstats keyspace` plus `tiercache`, as one text of
 //! `name:value` lines (a verbatim string in RESP3, as Redis 7 sends it).
 //! `keyspace` counts the whole key space (write-back data is flushed
 //! first), with the real number of keys that have an expiry.
@@ -9,13 +9,14 @@ use crate::resp::reply;
 use std::fmt::Write;
 use std::sync::atomic::Ordering;
 
-const SECTIONS: [&str; 8] = [
+const SECTIONS: [&str; 9] = [
     "server",
     "clients",
     "memory",
     "persistence",
     "stats",
     "replication",
+    "errorstats",
     "keyspace",
     "tiercache",
 ];
@@ -87,14 +88,21 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             "stats" => {
                 let _ = write!(
                     t,
-                    "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\nevicted_keys:{}\r\nexpired_keys:{}\r\n",
+                    "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\nevicted_keys:{}\r\nexpired_keys:{}\r\ntotal_error_replies:{}\r\n",
                     server.connections_received.load(Ordering::Relaxed),
                     server.commands.load(Ordering::Relaxed),
                     stats.hits,
                     stats.misses,
                     stats.evictions,
-                    stats.expired
+                    stats.expired,
+                    server.error_counts().0
                 );
+            }
+            "errorstats" => {
+                t.push_str("# Errorstats\r\n");
+                for (code, n) in server.error_counts().1 {
+                    let _ = write!(t, "errorstat_{code}:count={n}\r\n");
+                }
             }
             "replication" => {
                 t.push_str("# Replication\r\nrole:master\r\nconnected_slaves:0\r\n");

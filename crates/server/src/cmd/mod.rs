@@ -255,6 +255,7 @@ pub fn invalid_expire(cmd: &str) -> String {
 
 /// Runs one request and appends its reply to `ctx.out`.
 pub async fn execute(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
+    let reply_at = ctx.out.len();
     let Some(index) = lookup_index(args.get(0)) else {
         reject(ctx, None, &unknown_command(args));
         return Flow::Continue;
@@ -279,7 +280,7 @@ pub async fn execute(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     if ctx.client.tx.is_some() && !multi::runs_in_multi(spec.cmd) {
         return multi::queue(args, ctx);
     }
-    match spec.cmd {
+    let flow = match spec.cmd {
         Cmd::Ping => ping::run(args, ctx).await,
         Cmd::Echo => echo::run(args, ctx).await,
         Cmd::Get => get::run(args, ctx).await,
@@ -479,7 +480,12 @@ pub async fn execute(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Cmd::XClaim => stream::claim::xclaim(args, ctx).await,
         Cmd::XAutoClaim => stream::claim::xautoclaim(args, ctx).await,
         Cmd::XInfo => stream::info::xinfo(args, ctx).await,
+    };
+    // One byte compare per request: did it answer an error?
+    if ctx.out.get(reply_at) == Some(&b'-') {
+        ctx.server.count_error(&ctx.out[reply_at..]);
     }
+    flow
 }
 
 /// Answers a request refused at dispatch. Inside `MULTI` the refusal
@@ -488,6 +494,7 @@ pub async fn execute(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
 #[cold]
 #[inline(never)]
 fn reject(ctx: &mut Ctx<'_, '_>, spec: Option<&CommandSpec>, msg: &str) {
+    let reply_at = ctx.out.len();
     if spec.is_some_and(|s| s.cmd == Cmd::Exec) {
         ctx.client.end_transaction();
         let why = msg.strip_prefix("ERR ").unwrap_or(msg);
@@ -499,6 +506,7 @@ fn reject(ctx: &mut Ctx<'_, '_>, spec: Option<&CommandSpec>, msg: &str) {
         reply::error(ctx.out, msg);
         ctx.client.flag_transaction();
     }
+    ctx.server.count_error(&ctx.out[reply_at..]);
 }
 
 /// The length of the first key argument over `max`, if any.
