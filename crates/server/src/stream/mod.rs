@@ -17,27 +17,41 @@
 //! - the consumer groups ([`group`]).
 //!
 //! A stream may be empty and still exist (after `XDEL`, or `XGROUP CREATE
-//! ... MKSTREAM`), as in Redis. A command decodes the whole stream, changes
-//! it and writes it back, like the other collections here: a write costs
-//! time in the stream's size.
+//! ... MKSTREAM`), as in Redis.
+//!
+//! Decoding is lazy, so that a command costs time in what it touches, not
+//! in the stream's size: a node's header (its IDs and counts) is read at
+//! once, its entries only when a command looks at them, and the consumer
+//! groups only when a command uses them. Encoding copies the bytes of
+//! every node (and of the groups) that was not changed. An `XADD` decodes
+//! and re-encodes the tail node only; reading the first ten entries
+//! decodes the first node only. Every structure is checked when it is
+//! decoded, so a damaged value is a [`Corrupt`] error from the method
+//! that meets it.
 //!
 //! ```
 //! use bytes::Bytes;
 //! use tiercache_server::stream::{Limits, Stream, StreamId};
 //! let mut s = Stream::default();
 //! let fields = [Bytes::from("temp"), Bytes::from("21")];
-//! s.append(StreamId::new(1, 0), &fields, Limits::default());
-//! s.append(StreamId::new(2, 0), &fields, Limits::default());
+//! s.append(StreamId::new(1, 0), &fields, Limits::default()).unwrap();
+//! s.append(StreamId::new(2, 0), &fields, Limits::default()).unwrap();
 //! let back = Stream::decode(&s.encode()).unwrap();
 //! assert_eq!(back.len(), 2);
 //! assert_eq!(back.last_id(), StreamId::new(2, 0));
-//! let ids: Vec<_> = back.range(StreamId::MIN, StreamId::MAX).map(|i| i.id).collect();
+//! let ids: Vec<_> = back
+//!     .range(StreamId::MIN, StreamId::MAX, usize::MAX)
+//!     .unwrap()
+//!     .iter()
+//!     .map(|i| i.id)
+//!     .collect();
 //! assert_eq!(ids, [StreamId::new(1, 0), StreamId::new(2, 0)]);
 //! ```
 
 pub mod codec;
 pub mod group;
 mod id;
+mod lazy;
 pub mod listpack;
 mod rax;
 mod trim;
@@ -46,7 +60,9 @@ pub use group::{Consumer, Group, Nack};
 pub use id::{parse_xadd_id, string2ull, Sequence, StreamId, INVALID_ID};
 pub use trim::{Trim, TrimBy};
 
+pub use crate::packed::Corrupt;
 use bytes::Bytes;
+use lazy::Lazy;
 use std::collections::BTreeMap;
 
 /// Redis's default `stream-node-max-entries`.
@@ -66,41 +82,88 @@ pub struct Item {
     pub fields: Vec<Bytes>,
 }
 
+/// The consumer groups, by name.
+pub type Groups = BTreeMap<Bytes, Group>;
+
 /// A run of entries, as one listpack of Redis's radix tree.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub(crate) struct Node {
     /// The first ID ever added to the node (the radix tree key).
     pub master_id: StreamId,
     /// The field names of that first entry.
     pub master_fields: Vec<Bytes>,
-    /// The live entries.
-    pub items: Vec<Item>,
     /// How many entries were deleted from it (Redis keeps them, flagged).
     pub deleted: u64,
     /// The listpack bytes of those deleted entries.
     pub deleted_bytes: u64,
     /// The ID of the last entry added to it, deleted or not.
     pub last_id: StreamId,
+    /// The first and last live entries' IDs (meaningless when `live` is 0).
+    pub first_live: StreamId,
+    pub last_live: StreamId,
+    /// How many live entries it holds.
+    pub live: usize,
+    /// The live entries, decoded on first use.
+    items: Lazy<Vec<Item>>,
 }
 
 impl Node {
+    /// What its entries must agree with.
+    fn bounds(&self) -> codec::Bounds {
+        codec::Bounds {
+            master_id: self.master_id,
+            last_id: self.last_id,
+            first_live: self.first_live,
+            last_live: self.last_live,
+            live: self.live,
+        }
+    }
+
+    /// The live entries.
+    fn items(&self) -> Result<&[Item], Corrupt> {
+        let bounds = self.bounds();
+        self.items
+            .get(|raw| codec::decode_items(raw, &bounds))
+            .map(Vec::as_slice)
+    }
+
+    /// The live entries, to change; the caller keeps the counts and edge
+    /// IDs in step ([`Node::sync`]).
+    fn items_mut(&mut self) -> Result<&mut Vec<Item>, Corrupt> {
+        let bounds = self.bounds();
+        self.items.get_mut(|raw| codec::decode_items(raw, &bounds))
+    }
+
+    /// Recomputes the counts and edge IDs from the decoded entries.
+    fn sync(&mut self) {
+        let items = self.items.decoded().expect("changed, so decoded");
+        self.live = items.len();
+        if let (Some(first), Some(last)) = (items.first(), items.last()) {
+            self.first_live = first.id;
+            self.last_live = last.id;
+        }
+    }
+
     /// The bytes of this node's listpack in Redis.
-    fn listpack_bytes(&self) -> usize {
-        listpack::OVERHEAD
-            + listpack::master(self.items.len(), self.deleted, &self.master_fields)
-            + self
-                .items
-                .iter()
-                .map(|i| listpack::entry(i, self.master_id, &self.master_fields))
-                .sum::<usize>()
-            + self.deleted_bytes as usize
+    fn listpack_bytes(&self) -> Result<usize, Corrupt> {
+        let entries: usize = self
+            .items()?
+            .iter()
+            .map(|i| listpack::entry(i, self.master_id, &self.master_fields))
+            .sum();
+        Ok(listpack::OVERHEAD
+            + listpack::master(self.live, self.deleted, &self.master_fields)
+            + entries
+            + self.deleted_bytes as usize)
     }
 
     /// Marks item `at` deleted.
-    fn delete_at(&mut self, at: usize) {
-        let item = self.items.remove(at);
+    fn delete_at(&mut self, at: usize) -> Result<(), Corrupt> {
+        let item = self.items_mut()?.remove(at);
         self.deleted += 1;
         self.deleted_bytes += listpack::entry(&item, self.master_id, &self.master_fields) as u64;
+        self.sync();
+        Ok(())
     }
 }
 
@@ -123,15 +186,21 @@ impl Default for Limits {
 }
 
 /// A Redis stream.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub struct Stream {
     nodes: Vec<Node>,
     length: u64,
     last_id: StreamId,
     max_deleted_id: StreamId,
     entries_added: u64,
-    /// The consumer groups, by name.
-    pub groups: BTreeMap<Bytes, Group>,
+    groups: Lazy<Groups>,
+}
+
+impl PartialEq for Stream {
+    /// Equal when they encode alike (the encoding is canonical).
+    fn eq(&self, other: &Self) -> bool {
+        self.encode() == other.encode()
+    }
 }
 
 impl Stream {
@@ -171,25 +240,48 @@ impl Stream {
         rax::node_count(self.nodes.iter().map(|n| n.master_id))
     }
 
+    /// The consumer groups.
+    pub fn groups(&self) -> Result<&Groups, Corrupt> {
+        self.groups.get(codec::decode_groups)
+    }
+
+    /// The consumer groups, to change.
+    pub fn groups_mut(&mut self) -> Result<&mut Groups, Corrupt> {
+        self.groups.get_mut(codec::decode_groups)
+    }
+
     /// The first live entry's ID, `0-0` when empty (Redis's
     /// `recorded-first-entry-id`).
     pub fn first_id(&self) -> StreamId {
-        self.first().map_or(StreamId::MIN, |i| i.id)
+        self.nodes
+            .iter()
+            .find(|n| n.live > 0)
+            .map_or(StreamId::MIN, |n| n.first_live)
     }
 
     /// The last live entry's ID, `0-0` when empty (`streamLastValidID`).
     pub fn last_valid_id(&self) -> StreamId {
-        self.last().map_or(StreamId::MIN, |i| i.id)
+        self.nodes
+            .iter()
+            .rev()
+            .find(|n| n.live > 0)
+            .map_or(StreamId::MIN, |n| n.last_live)
     }
 
     /// The first live entry.
-    pub fn first(&self) -> Option<&Item> {
-        self.nodes.iter().find_map(|n| n.items.first())
+    pub fn first(&self) -> Result<Option<&Item>, Corrupt> {
+        match self.nodes.iter().find(|n| n.live > 0) {
+            Some(n) => Ok(n.items()?.first()),
+            None => Ok(None),
+        }
     }
 
     /// The last live entry.
-    pub fn last(&self) -> Option<&Item> {
-        self.nodes.iter().rev().find_map(|n| n.items.last())
+    pub fn last(&self) -> Result<Option<&Item>, Corrupt> {
+        match self.nodes.iter().rev().find(|n| n.live > 0) {
+            Some(n) => Ok(n.items()?.last()),
+            None => Ok(None),
+        }
     }
 
     /// Sets what `XSETID` sets; the caller checked it against the entries.
@@ -210,7 +302,12 @@ impl Stream {
 
     /// Adds an entry (`fields` alternate field and value) with an ID the
     /// caller checked is above [`Stream::last_id`].
-    pub fn append(&mut self, id: StreamId, fields: &[Bytes], limits: Limits) {
+    pub fn append(
+        &mut self,
+        id: StreamId,
+        fields: &[Bytes],
+        limits: Limits,
+    ) -> Result<(), Corrupt> {
         debug_assert!(id > self.last_id);
         let added_bytes: usize = fields.iter().map(|f| f.len()).sum();
         let max_bytes = if limits.max_bytes <= 0 || limits.max_bytes > LISTPACK_MAX_SIZE {
@@ -221,90 +318,135 @@ impl Stream {
         let full = match self.nodes.last() {
             None => true,
             Some(n) => {
-                n.listpack_bytes() + added_bytes >= max_bytes
+                n.listpack_bytes()? + added_bytes >= max_bytes
                     || (limits.max_entries > 0
-                        && n.items.len() as i64 + n.deleted as i64 >= limits.max_entries)
+                        && n.live as i64 + n.deleted as i64 >= limits.max_entries)
             }
         };
         if full {
             self.nodes.push(Node {
                 master_id: id,
                 master_fields: fields.iter().step_by(2).cloned().collect(),
-                items: Vec::new(),
                 deleted: 0,
                 deleted_bytes: 0,
                 last_id: id,
+                first_live: id,
+                last_live: id,
+                live: 0,
+                items: Lazy::new(Vec::new()),
             });
         }
         let node = self.nodes.last_mut().expect("a node was just made");
-        node.items.push(Item {
+        node.items_mut()?.push(Item {
             id,
             fields: fields.to_vec(),
         });
         node.last_id = id;
+        node.sync();
         self.length += 1;
         self.entries_added += 1;
         self.last_id = id;
+        Ok(())
     }
 
-    /// Where the live entry `id` is: (node, position).
-    fn locate(&self, id: StreamId) -> Option<(usize, usize)> {
+    /// The node that would hold `id`.
+    fn node_of(&self, id: StreamId) -> Option<usize> {
         let n = self
             .nodes
             .partition_point(|n| n.master_id <= id)
             .checked_sub(1)?;
-        let at = self.nodes[n]
-            .items
-            .binary_search_by(|i| i.id.cmp(&id))
-            .ok()?;
-        Some((n, at))
+        let node = &self.nodes[n];
+        (node.live > 0 && node.first_live <= id && id <= node.last_live).then_some(n)
     }
 
     /// The live entry `id`.
-    pub fn get(&self, id: StreamId) -> Option<&Item> {
-        self.locate(id).map(|(n, at)| &self.nodes[n].items[at])
+    pub fn get(&self, id: StreamId) -> Result<Option<&Item>, Corrupt> {
+        let Some(n) = self.node_of(id) else {
+            return Ok(None);
+        };
+        let items = self.nodes[n].items()?;
+        Ok(items
+            .binary_search_by(|i| i.id.cmp(&id))
+            .ok()
+            .map(|at| &items[at]))
     }
 
     /// Deletes the live entry `id` (`XDEL`); false when there is none. A
     /// node left without live entries goes, as in Redis.
-    pub fn delete(&mut self, id: StreamId) -> bool {
-        let Some((n, at)) = self.locate(id) else {
-            return false;
+    pub fn delete(&mut self, id: StreamId) -> Result<bool, Corrupt> {
+        let Some(n) = self.node_of(id) else {
+            return Ok(false);
         };
-        if self.nodes[n].items.len() == 1 {
+        let Ok(at) = self.nodes[n].items()?.binary_search_by(|i| i.id.cmp(&id)) else {
+            return Ok(false);
+        };
+        if self.nodes[n].live == 1 {
             self.nodes.remove(n);
         } else {
-            self.nodes[n].delete_at(at);
+            self.nodes[n].delete_at(at)?;
         }
         self.length -= 1;
         if id > self.max_deleted_id {
             self.max_deleted_id = id;
         }
-        true
+        Ok(true)
     }
 
-    /// The live entries from `start` to `end`, both inclusive, in order.
-    pub fn range(&self, start: StreamId, end: StreamId) -> impl Iterator<Item = &Item> {
-        // A node whose last ID is below `start` holds nothing in range.
+    /// Up to `limit` live entries from `start` to `end`, both inclusive, in
+    /// order; only the nodes in that range are decoded.
+    pub fn range(
+        &self,
+        start: StreamId,
+        end: StreamId,
+        limit: usize,
+    ) -> Result<Vec<&Item>, Corrupt> {
+        let mut out = Vec::new();
         let first = self.nodes.partition_point(|n| n.last_id < start);
-        self.nodes[first..]
-            .iter()
-            .take_while(move |n| n.master_id <= end)
-            .flat_map(|n| n.items.iter())
-            .skip_while(move |i| i.id < start)
-            .take_while(move |i| i.id <= end)
+        for n in &self.nodes[first..] {
+            if n.master_id > end || out.len() >= limit {
+                break;
+            }
+            if n.live == 0 || n.last_live < start {
+                continue;
+            }
+            let items = n.items()?;
+            let from = items.partition_point(|i| i.id < start);
+            for i in &items[from..] {
+                if i.id > end || out.len() >= limit {
+                    return Ok(out);
+                }
+                out.push(i);
+            }
+        }
+        Ok(out)
     }
 
     /// [`Stream::range`] from `end` down to `start`.
-    pub fn range_rev(&self, start: StreamId, end: StreamId) -> impl Iterator<Item = &Item> {
+    pub fn range_rev(
+        &self,
+        start: StreamId,
+        end: StreamId,
+        limit: usize,
+    ) -> Result<Vec<&Item>, Corrupt> {
+        let mut out = Vec::new();
         let past = self.nodes.partition_point(|n| n.master_id <= end);
-        self.nodes[..past]
-            .iter()
-            .rev()
-            .take_while(move |n| n.last_id >= start)
-            .flat_map(|n| n.items.iter().rev())
-            .skip_while(move |i| i.id > end)
-            .take_while(move |i| i.id >= start)
+        for n in self.nodes[..past].iter().rev() {
+            if n.last_id < start || out.len() >= limit {
+                break;
+            }
+            if n.live == 0 || n.first_live > end {
+                continue;
+            }
+            let items = n.items()?;
+            let to = items.partition_point(|i| i.id <= end);
+            for i in items[..to].iter().rev() {
+                if i.id < start || out.len() >= limit {
+                    return Ok(out);
+                }
+                out.push(i);
+            }
+        }
+        Ok(out)
     }
 
     /// Redis's `streamRangeHasTombstones`: whether an entry between

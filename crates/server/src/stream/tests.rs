@@ -15,13 +15,16 @@ fn stream(n: u64, limits: Limits) -> Stream {
             StreamId::new(i, 0),
             &fields(&[("item", "2"), ("value", "b")]),
             limits,
-        );
+        )
+        .unwrap();
     }
     s
 }
 
 fn ids(s: &Stream) -> Vec<u64> {
-    s.range(StreamId::MIN, StreamId::MAX)
+    s.range(StreamId::MIN, StreamId::MAX, usize::MAX)
+        .unwrap()
+        .iter()
         .map(|i| i.id.ms)
         .collect()
 }
@@ -31,12 +34,13 @@ fn nodes_close_at_the_entry_limit_deleted_entries_included() {
     let s = stream(250, Limits::default());
     assert_eq!(s.node_count(), 3);
     let mut s = stream(100, Limits::default());
-    assert!(s.delete(StreamId::new(50, 0)));
+    assert!(s.delete(StreamId::new(50, 0)).unwrap());
     s.append(
         StreamId::new(101, 0),
         &fields(&[("a", "1")]),
         Limits::default(),
-    );
+    )
+    .unwrap();
     assert_eq!(s.node_count(), 2, "99 live + 1 deleted fill the node");
     assert_eq!(s.len(), 100);
 }
@@ -50,7 +54,8 @@ fn nodes_close_at_the_byte_limit() {
             StreamId::new(i, 0),
             &fields(&[("f", &big)]),
             Limits::default(),
-        );
+        )
+        .unwrap();
     }
     // Each entry is about 1 KB: four fit under 4096 bytes with the header.
     assert_eq!(s.node_count(), 2);
@@ -60,7 +65,8 @@ fn nodes_close_at_the_byte_limit() {
     };
     let mut s = Stream::default();
     for i in 1..=300 {
-        s.append(StreamId::new(i, 0), &fields(&[("f", "v")]), unlimited);
+        s.append(StreamId::new(i, 0), &fields(&[("f", "v")]), unlimited)
+            .unwrap();
     }
     assert_eq!(s.node_count(), 1);
 }
@@ -69,12 +75,12 @@ fn nodes_close_at_the_byte_limit() {
 fn delete_removes_an_emptied_node_and_keeps_the_largest_deleted_id() {
     let mut s = stream(150, Limits::default());
     for i in 101..=150 {
-        assert!(s.delete(StreamId::new(i, 0)));
+        assert!(s.delete(StreamId::new(i, 0)).unwrap());
     }
-    assert!(!s.delete(StreamId::new(150, 0)));
+    assert!(!s.delete(StreamId::new(150, 0)).unwrap());
     assert_eq!(s.node_count(), 1);
     assert_eq!(s.max_deleted_id(), StreamId::new(150, 0));
-    assert!(s.delete(StreamId::new(3, 0)));
+    assert!(s.delete(StreamId::new(3, 0)).unwrap());
     assert_eq!(s.max_deleted_id(), StreamId::new(150, 0));
     assert_eq!(s.first_id(), StreamId::new(1, 0));
     assert_eq!(s.last_valid_id(), StreamId::new(100, 0));
@@ -84,19 +90,37 @@ fn delete_removes_an_emptied_node_and_keeps_the_largest_deleted_id() {
 #[test]
 fn ranges_both_ways() {
     let mut s = stream(250, Limits::default());
-    s.delete(StreamId::new(120, 0));
+    s.delete(StreamId::new(120, 0)).unwrap();
     let fwd: Vec<u64> = s
-        .range(StreamId::new(118, 0), StreamId::new(122, 0))
+        .range(StreamId::new(118, 0), StreamId::new(122, 0), usize::MAX)
+        .unwrap()
+        .iter()
         .map(|i| i.id.ms)
         .collect();
     assert_eq!(fwd, [118, 119, 121, 122]);
     let rev: Vec<u64> = s
-        .range_rev(StreamId::new(99, 5), StreamId::new(102, 0))
+        .range_rev(StreamId::new(99, 5), StreamId::new(102, 0), usize::MAX)
+        .unwrap()
+        .iter()
         .map(|i| i.id.ms)
         .collect();
     assert_eq!(rev, [102, 101, 100]);
-    assert_eq!(s.range(StreamId::new(300, 0), StreamId::MAX).count(), 0);
-    assert_eq!(s.range_rev(StreamId::MIN, StreamId::MAX).count(), 249);
+    assert_eq!(
+        s.range(StreamId::new(300, 0), StreamId::MAX, 9)
+            .unwrap()
+            .len(),
+        0
+    );
+    assert_eq!(
+        s.range_rev(StreamId::MIN, StreamId::MAX, usize::MAX)
+            .unwrap()
+            .len(),
+        249
+    );
+    assert_eq!(
+        s.range(StreamId::MIN, StreamId::MAX, 150).unwrap().len(),
+        150
+    );
 }
 
 #[test]
@@ -107,15 +131,15 @@ fn trim_exact_and_approximate() {
         approx: true,
         limit: 10_000,
     };
-    assert_eq!(s.trim(approx(120)), 100, "one whole node only");
+    assert_eq!(s.trim(approx(120)).unwrap(), 100, "one whole node only");
     assert_eq!(s.len(), 150);
-    assert_eq!(s.trim(approx(120)), 0);
+    assert_eq!(s.trim(approx(120)).unwrap(), 0);
     let exact = Trim {
         by: TrimBy::MaxLen(120),
         approx: false,
         limit: 0,
     };
-    assert_eq!(s.trim(exact), 30);
+    assert_eq!(s.trim(exact).unwrap(), 30);
     assert_eq!(ids(&s)[0], 131);
     assert_eq!(s.node_count(), 2, "the partly trimmed node stays");
     let minid = Trim {
@@ -123,20 +147,24 @@ fn trim_exact_and_approximate() {
         approx: false,
         limit: 0,
     };
-    assert_eq!(s.trim(minid), 74);
+    assert_eq!(s.trim(minid).unwrap(), 74);
     assert_eq!(ids(&s)[0], 205);
     let limited = Trim {
         by: TrimBy::MaxLen(0),
         approx: true,
         limit: 10,
     };
-    assert_eq!(s.trim(limited), 0, "the next node has more than the limit");
+    assert_eq!(
+        s.trim(limited).unwrap(),
+        0,
+        "the next node has more than the limit"
+    );
 }
 
 #[test]
 fn round_trip_with_groups() {
     let mut s = stream(130, Limits::default());
-    s.delete(StreamId::new(7, 0));
+    s.delete(StreamId::new(7, 0)).unwrap();
     let mut g = Group::new(StreamId::new(3, 0), Some(3));
     g.touch_consumer(b"alice", 1000);
     g.touch_consumer(b"bob", 2000);
@@ -144,12 +172,13 @@ fn round_trip_with_groups() {
     g.assign(StreamId::new(2, 0), b"bob", 20, 2);
     g.assign(StreamId::new(3, 0), b"alice", 30, 1);
     g.assign(StreamId::new(3, 0), b"bob", 40, 5);
-    s.groups.insert(Bytes::from("g1"), g);
-    s.groups
+    s.groups_mut().unwrap().insert(Bytes::from("g1"), g);
+    s.groups_mut()
+        .unwrap()
         .insert(Bytes::from("g0"), Group::new(StreamId::MIN, None));
     let back = Stream::decode(&s.encode()).unwrap();
     assert_eq!(back, s);
-    let g = &back.groups[&b"g1"[..]];
+    let g = &back.groups().unwrap()[&b"g1"[..]];
     assert_eq!(g.consumers[&b"bob"[..]].pel.len(), 2);
     assert_eq!(g.consumers[&b"alice"[..]].pel.len(), 1);
     assert_eq!(g.pel[&StreamId::new(3, 0)].delivery_count, 5);
@@ -161,11 +190,32 @@ fn every_cut_is_an_error() {
     let mut g = Group::new(StreamId::new(1, 0), None);
     g.touch_consumer(b"c", 5);
     g.assign(StreamId::new(1, 0), b"c", 5, 1);
-    s.groups.insert(Bytes::from("g"), g);
+    s.groups_mut().unwrap().insert(Bytes::from("g"), g);
     let raw = s.encode();
     for cut in 0..raw.len() {
         assert!(Stream::decode(&raw.slice(..cut)).is_err(), "cut at {cut}");
     }
+    // Damage inside a node's entries or the groups shows when they are
+    // used, not before.
+    let mut bytes = raw.to_vec();
+    // The second "item" is the first entry's first field (the first is
+    // the node header's master field).
+    let at = bytes
+        .windows(4)
+        .enumerate()
+        .filter(|(_, w)| *w == b"item")
+        .nth(1)
+        .unwrap()
+        .0;
+    bytes[at - 1] = 200;
+    let damaged = Stream::decode(&Bytes::from(bytes)).unwrap();
+    assert_eq!(damaged.len(), 3, "the header is fine");
+    assert!(damaged.range(StreamId::MIN, StreamId::MAX, 9).is_err());
+    let mut bytes = raw.to_vec();
+    let g = bytes.len() - 1;
+    bytes[g] = 0x80; // a number that never ends
+    let damaged = Stream::decode(&Bytes::from(bytes)).unwrap();
+    assert!(damaged.groups().is_err());
     let mut trailing = raw.to_vec();
     trailing.push(0);
     assert!(Stream::decode(&Bytes::from(trailing)).is_err());
@@ -180,21 +230,61 @@ fn lying_counts_and_orders_are_errors() {
         Stream::decode(&huge),
         Err(Corrupt("item count exceeds the value"))
     );
-    // One node (master 1-0, last 2-0) whose entries come 2-0 then 1-0.
+    // One node (master 1-0, last 2-0, live 1-0..2-0, 2 live) whose
+    // entries come 2-0 then 1-0.
     let out_of_order = Bytes::from_static(
-        b"\x01\x05\x00\x00\x00\x02\x01\x01\x00\x02\x00\x00\x00\x01\x01f\x02\
-          \x02\x00\x02\x01f\x01v\x01\x00\x02\x01f\x01v\x00",
+        b"\x01\x05\x00\x00\x00\x02\x01\x01\x00\x02\x00\x01\x00\x02\x00\x02\x00\x00\x01\x01f\
+          \x0e\x02\x00\x02\x01f\x01v\x01\x00\x02\x01f\x01v\x01\x00",
     );
+    let s = Stream::decode(&out_of_order).unwrap();
     assert_eq!(
-        Stream::decode(&out_of_order),
+        s.range(StreamId::MIN, StreamId::MAX, 9).map(|_| ()),
         Err(Corrupt("entries out of order"))
     );
     let mut s = stream(2, Limits::default());
     s.set_id(StreamId::new(1, 0), None, None);
     assert_eq!(
-        Stream::decode(&s.encode()),
+        Stream::decode(&s.encode()).map(|_| ()),
         Err(Corrupt("entry above the last ID"))
     );
+}
+
+#[test]
+fn unchanged_nodes_and_groups_are_copied_not_decoded() {
+    let mut s = stream(250, Limits::default());
+    s.groups_mut()
+        .unwrap()
+        .insert(Bytes::from("g"), Group::new(StreamId::new(3, 0), None));
+    let raw = s.encode();
+    let mut back = Stream::decode(&raw).unwrap();
+    // An append touches only the tail node: the others and the groups
+    // stay undecoded and are copied as they were.
+    back.append(
+        StreamId::new(251, 0),
+        &fields(&[("item", "2"), ("value", "b")]),
+        Limits::default(),
+    )
+    .unwrap();
+    assert!(back.nodes[0].items.decoded().is_none());
+    assert!(back.nodes[1].items.decoded().is_none());
+    assert!(back.groups.decoded().is_none());
+    let again = back.encode();
+    s.append(
+        StreamId::new(251, 0),
+        &fields(&[("item", "2"), ("value", "b")]),
+        Limits::default(),
+    )
+    .unwrap();
+    assert_eq!(again, s.encode(), "the same bytes as a full re-encoding");
+    // An approximate trim drops whole nodes without decoding them.
+    let mut t = Stream::decode(&again).unwrap();
+    let approx = Trim {
+        by: TrimBy::MaxLen(100),
+        approx: true,
+        limit: 10_000,
+    };
+    assert_eq!(t.trim(approx).unwrap(), 100);
+    assert!(t.nodes.iter().all(|n| n.items.decoded().is_none()));
 }
 
 #[test]
@@ -205,7 +295,7 @@ fn entries_read_estimates_follow_redis() {
     assert_eq!(s.estimate_entries_read(StreamId::MIN), Some(0));
     assert_eq!(s.estimate_entries_read(StreamId::new(5, 0)), None);
     assert_eq!(s.estimate_entries_read(StreamId::new(11, 0)), None);
-    s.delete(StreamId::new(5, 0));
+    s.delete(StreamId::new(5, 0)).unwrap();
     assert!(s.range_has_tombstones(Some(StreamId::new(2, 0)), None));
     assert!(!s.range_has_tombstones(Some(StreamId::new(6, 0)), None));
     let g = Group::new(StreamId::new(2, 0), Some(2));

@@ -3,7 +3,7 @@
 //! can; exact trimming then deletes entries inside the next node; an
 //! approximate trim (`~`) stops at the first node it cannot drop whole.
 
-use super::{Stream, StreamId};
+use super::{Corrupt, Stream, StreamId};
 
 /// What to trim to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,8 +26,9 @@ pub struct Trim {
 }
 
 impl Stream {
-    /// Trims the stream; returns how many entries were removed.
-    pub fn trim(&mut self, t: Trim) -> u64 {
+    /// Trims the stream; returns how many entries were removed. Whole
+    /// nodes go without being decoded.
+    pub fn trim(&mut self, t: Trim) -> Result<u64, Corrupt> {
         let mut removed = 0u64;
         while let Some(node) = self.nodes.first() {
             if let TrimBy::MaxLen(max) = t.by {
@@ -35,7 +36,7 @@ impl Stream {
                     break;
                 }
             }
-            let live = node.items.len() as u64;
+            let live = node.live as u64;
             if t.limit != 0 && removed + live > t.limit {
                 break;
             }
@@ -55,20 +56,20 @@ impl Stream {
             // Delete entries inside this node until the threshold holds;
             // the node stays, even if no live entry is left in it.
             let node = &mut self.nodes[0];
-            while let Some(first) = node.items.first() {
+            while node.live > 0 {
                 let stop = match t.by {
                     TrimBy::MaxLen(max) => self.length <= max,
-                    TrimBy::MinId(min) => first.id >= min,
+                    TrimBy::MinId(min) => node.first_live >= min,
                 };
                 if stop {
                     break;
                 }
-                node.delete_at(0);
+                node.delete_at(0)?;
                 self.length -= 1;
                 removed += 1;
             }
             break;
         }
-        removed
+        Ok(removed)
     }
 }

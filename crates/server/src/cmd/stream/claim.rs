@@ -1,7 +1,7 @@
 //! `XPENDING`, `XCLAIM` and `XAUTOCLAIM`: inspecting a group's pending
 //! entries and moving them between consumers.
 
-use super::{modify, no_group, parse_interval, read, reply_id, reply_item};
+use super::{corrupt, modify, no_group, parse_interval, read, reply_id, reply_item};
 use crate::cmd::{parse_i64, Args, Ctx, Flow, NOT_AN_INTEGER, SYNTAX_ERROR};
 use crate::resp::reply;
 use crate::stream::{Group, Item, Stream, StreamId, INVALID_ID};
@@ -62,7 +62,14 @@ pub async fn xpending(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             return Flow::Continue;
         }
     };
-    let Some(g) = s.as_ref().and_then(|s| s.groups.get(args.get(2))) else {
+    let groups = match s.as_ref().map(Stream::groups).transpose() {
+        Ok(groups) => groups,
+        Err(c) => {
+            ctx.error(&corrupt(c));
+            return Flow::Continue;
+        }
+    };
+    let Some(g) = groups.and_then(|g| g.get(args.get(2))) else {
         ctx.error(&no_group(args.get(1), args.get(2)));
         return Flow::Continue;
     };
@@ -156,9 +163,18 @@ fn with_group<'s>(
     key: &[u8],
     group: &[u8],
 ) -> Result<&'s mut Stream, String> {
-    s.as_mut()
-        .filter(|s| s.groups.contains_key(group))
-        .ok_or_else(|| no_group(key, group))
+    match s.as_mut() {
+        Some(s) if s.groups().map_err(corrupt)?.contains_key(group) => Ok(s),
+        _ => Err(no_group(key, group)),
+    }
+}
+
+/// The group a claim works on (its stream passed [`with_group`]).
+fn group_of<'s>(s: &'s mut Stream, group: &[u8]) -> Result<&'s mut Group, String> {
+    Ok(s.groups_mut()
+        .map_err(corrupt)?
+        .get_mut(group)
+        .expect("checked"))
 }
 
 /// Moves pending entry `id` to `consumer` (created, and seen, on first
@@ -199,7 +215,7 @@ pub async fn xclaim(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             j += 1;
         }
         let o = parse_claim_options(args, j, now)?;
-        let g = s.groups.get_mut(group).expect("checked");
+        let g = group_of(s, group)?;
         let mut changed = false;
         if o.last_id > g.last_id {
             g.last_id = o.last_id;
@@ -212,13 +228,12 @@ pub async fn xclaim(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         let mut claimed = Vec::new();
         let mut seen = false;
         for id in ids {
-            let Some(item) = s.get(id).cloned() else {
+            let Some(item) = s.get(id).map_err(corrupt)?.cloned() else {
                 // The entry is gone: so is its pending entry.
-                let g = s.groups.get_mut(group).expect("checked");
-                changed |= g.ack(id);
+                changed |= group_of(s, group)?.ack(id);
                 continue;
             };
-            let g = s.groups.get_mut(group).expect("checked");
+            let g = group_of(s, group)?;
             let (idle_since, count) = match g.pel.get(&id) {
                 Some(n) => (Some(n.delivery_time), n.delivery_count),
                 None if o.force => (None, 1),
@@ -321,7 +336,7 @@ pub async fn xautoclaim(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         let s = with_group(s, args.get(1), args.get(2))?;
         let mut budget = count.saturating_mul(10);
         let mut left = count;
-        let candidates: Vec<StreamId> = s.groups[args.get(2)]
+        let candidates: Vec<StreamId> = group_of(s, args.get(2))?
             .pel
             .range(start..)
             .take(budget.min(usize::MAX as u64 - 1) as usize + 1)
@@ -334,8 +349,8 @@ pub async fn xautoclaim(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             budget -= 1;
             let id = candidates[next];
             next += 1;
-            let item = s.get(id).cloned();
-            let g = s.groups.get_mut(args.get(2)).expect("checked");
+            let item = s.get(id).map_err(corrupt)?.cloned();
+            let g = group_of(s, args.get(2))?;
             let Some(item) = item else {
                 g.ack(id);
                 deleted.push(id);

@@ -1,7 +1,7 @@
 //! `XGROUP CREATE|SETID|DESTROY|CREATECONSUMER|DELCONSUMER|HELP` and
 //! `XACK`.
 
-use super::modify;
+use super::{corrupt, modify};
 use crate::cmd::{arity_error, parse_i64, unknown_subcommand, Args, Ctx, Flow, NOT_AN_INTEGER};
 use crate::resp::reply;
 use crate::stream::{Group, Stream, StreamId, INVALID_ID};
@@ -99,7 +99,8 @@ pub async fn xgroup(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             let Some(st) = s.as_ref() else {
                 return Err("ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically.".into());
             };
-            if !st.groups.contains_key(name) && matches!(sub, "setid" | "createconsumer" | "delconsumer") {
+            let has = st.groups().map_err(corrupt)?.contains_key(name);
+            if !has && matches!(sub, "setid" | "createconsumer" | "delconsumer") {
                 return Err(format!(
                     "NOGROUP No such consumer group '{}' for key name '{}'",
                     String::from_utf8_lossy(name),
@@ -111,31 +112,36 @@ pub async fn xgroup(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         match sub {
             "create" if (5..=8).contains(&n) => {
                 let id = group_id(args.get(4), s.as_ref(), true)?;
-                let s = s.get_or_insert_with(Stream::default);
-                if s.groups.contains_key(name) {
+                let groups = s
+                    .get_or_insert_with(Stream::default)
+                    .groups_mut()
+                    .map_err(corrupt)?;
+                if groups.contains_key(name) {
                     return Err("BUSYGROUP Consumer Group name already exists".into());
                 }
-                s.groups
-                    .insert(Bytes::copy_from_slice(name), Group::new(id, entries_read));
+                groups.insert(Bytes::copy_from_slice(name), Group::new(id, entries_read));
                 Ok((Answer::Ok, true))
             }
             "setid" if n == 5 || n == 7 => {
                 let id = group_id(args.get(4), s.as_ref(), false)?;
-                let g = group_mut(s, name);
+                let g = group_mut(s, name)?;
                 g.last_id = id;
                 g.entries_read = entries_read;
                 Ok((Answer::Ok, true))
             }
             "destroy" => {
-                let gone = s.as_mut().and_then(|s| s.groups.remove(name)).is_some();
+                let gone = match s.as_mut() {
+                    Some(s) => s.groups_mut().map_err(corrupt)?.remove(name).is_some(),
+                    None => false,
+                };
                 Ok((Answer::Int(i64::from(gone)), gone))
             }
             "createconsumer" => {
-                let made = group_mut(s, name).create_consumer(args.get(4), now);
+                let made = group_mut(s, name)?.create_consumer(args.get(4), now);
                 Ok((Answer::Int(i64::from(made)), made))
             }
             "delconsumer" => {
-                let pending = group_mut(s, name).delete_consumer(args.get(4));
+                let pending = group_mut(s, name)?.delete_consumer(args.get(4));
                 Ok((Answer::Int(pending.unwrap_or(0) as i64), pending.is_some()))
             }
             _ => Err(subcommand_syntax(args.get(1), "XGROUP")),
@@ -156,10 +162,12 @@ enum Answer {
 }
 
 /// The group `name` of a stream the caller checked has it.
-fn group_mut<'s>(s: &'s mut Option<Stream>, name: &[u8]) -> &'s mut Group {
-    s.as_mut()
-        .and_then(|s| s.groups.get_mut(name))
-        .expect("checked before")
+fn group_mut<'s>(s: &'s mut Option<Stream>, name: &[u8]) -> Result<&'s mut Group, String> {
+    let groups = s.as_mut().expect("checked before").groups_mut();
+    Ok(groups
+        .map_err(corrupt)?
+        .get_mut(name)
+        .expect("checked before"))
 }
 
 /// `CREATE`'s and `SETID`'s ID: `$` for the stream's last ID (0-0 without
@@ -206,7 +214,10 @@ fn parse_options(args: &Args<'_>, sub: &str) -> Result<(bool, Option<i64>), Stri
 /// parses the IDs only once key and group are found.
 pub async fn xack(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     let r = modify(ctx, args.get(1), |s| {
-        let Some(g) = s.as_mut().and_then(|s| s.groups.get_mut(args.get(2))) else {
+        let Some(s) = s.as_mut() else {
+            return Ok((0, false));
+        };
+        let Some(g) = s.groups_mut().map_err(corrupt)?.get_mut(args.get(2)) else {
             return Ok((0, false));
         };
         let ids = (3..args.len())

@@ -2,10 +2,10 @@
 //! CONSUMERS key group`, `XINFO HELP`: Redis 7.0's fields, in its order.
 
 use super::group::{reply_help, subcommand, subcommand_syntax};
-use super::{parse_count, read, reply_id, reply_item};
+use super::{corrupt, parse_count, read, reply_id, reply_item};
 use crate::cmd::{Args, Ctx, Flow};
 use crate::resp::reply;
-use crate::stream::{Group, Stream};
+use crate::stream::{Corrupt, Group, Groups, Stream, StreamId};
 use tiercache_engine::now_ms;
 
 const SUBCOMMANDS: &[(&str, i32)] = &[("consumers", 4), ("groups", 3), ("stream", -3), ("help", 2)];
@@ -46,16 +46,33 @@ pub async fn xinfo(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             return Flow::Continue;
         }
     };
-    match sub {
-        "consumers" => consumers(args, ctx, &s),
-        "groups" => groups(ctx, &s),
-        _ => stream(args, ctx, &s),
+    // Everything that may fail to decode is read before the reply starts.
+    let groups = match s.groups() {
+        Ok(g) => g,
+        Err(c) => {
+            ctx.error(&corrupt(c));
+            return Flow::Continue;
+        }
+    };
+    let r = match sub {
+        "consumers" => {
+            consumers(args, ctx, groups);
+            Ok(())
+        }
+        "groups" => {
+            reply_groups(ctx, &s, groups);
+            Ok(())
+        }
+        _ => stream(args, ctx, &s, groups),
+    };
+    if let Err(c) = r {
+        ctx.error(&corrupt(c));
     }
     Flow::Continue
 }
 
-fn consumers(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, s: &Stream) {
-    let Some(g) = s.groups.get(args.get(3)) else {
+fn consumers(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, groups: &Groups) {
+    let Some(g) = groups.get(args.get(3)) else {
         ctx.error(&format!(
             "NOGROUP No such consumer group '{}' for key name '{}'",
             String::from_utf8_lossy(args.get(3)),
@@ -76,10 +93,10 @@ fn consumers(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, s: &Stream) {
     }
 }
 
-fn groups(ctx: &mut Ctx<'_, '_>, s: &Stream) {
+fn reply_groups(ctx: &mut Ctx<'_, '_>, s: &Stream, groups: &Groups) {
     let proto = ctx.proto();
-    reply::array(ctx.out, s.groups.len());
-    for (name, g) in &s.groups {
+    reply::array(ctx.out, groups.len());
+    for (name, g) in groups {
         reply::map(ctx.out, 6, proto);
         reply::bulk(ctx.out, b"name");
         reply::bulk(ctx.out, name);
@@ -108,7 +125,12 @@ fn reply_read_and_lag(ctx: &mut Ctx<'_, '_>, s: &Stream, g: &Group) {
     }
 }
 
-fn stream(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, s: &Stream) {
+fn stream(
+    args: &Args<'_>,
+    ctx: &mut Ctx<'_, '_>,
+    s: &Stream,
+    groups: &Groups,
+) -> Result<(), Corrupt> {
     let extra = args.len() - 3;
     let full = extra > 0;
     let mut count = 10;
@@ -117,18 +139,29 @@ fn stream(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, s: &Stream) {
             (extra == 1 || extra == 3) && args.is(3, "full") && (extra == 1 || args.is(4, "count"));
         if !shape {
             ctx.error(&subcommand_syntax(args.get(1), "XINFO"));
-            return;
+            return Ok(());
         }
         if extra == 3 {
             match parse_count(args.get(5)) {
                 Ok(n) => count = n,
                 Err(msg) => {
                     ctx.error(msg);
-                    return;
+                    return Ok(());
                 }
             }
         }
     }
+    let limit = if count == 0 {
+        usize::MAX
+    } else {
+        count.min(usize::MAX as u64) as usize
+    };
+    let (first, last) = (s.first()?, s.last()?);
+    let entries = if full {
+        s.range(StreamId::MIN, StreamId::MAX, limit)?
+    } else {
+        Vec::new()
+    };
     let proto = ctx.proto();
     reply::map(ctx.out, if full { 9 } else { 10 }, proto);
     reply::bulk(ctx.out, b"length");
@@ -147,33 +180,24 @@ fn stream(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, s: &Stream) {
     reply_id(ctx.out, s.first_id());
     if !full {
         reply::bulk(ctx.out, b"groups");
-        reply::integer(ctx.out, s.groups.len() as i64);
-        for (name, item) in [(&b"first-entry"[..], s.first()), (b"last-entry", s.last())] {
+        reply::integer(ctx.out, groups.len() as i64);
+        for (name, item) in [(&b"first-entry"[..], first), (b"last-entry", last)] {
             reply::bulk(ctx.out, name);
             match item {
                 Some(item) => reply_item(ctx.out, item),
                 None => reply::null(ctx.out, proto),
             }
         }
-        return;
+        return Ok(());
     }
-    let limit = if count == 0 {
-        usize::MAX
-    } else {
-        count.min(usize::MAX as u64) as usize
-    };
-    let entries: Vec<_> = s
-        .range(crate::stream::StreamId::MIN, crate::stream::StreamId::MAX)
-        .take(limit)
-        .collect();
     reply::bulk(ctx.out, b"entries");
     reply::array(ctx.out, entries.len());
     for item in entries {
         reply_item(ctx.out, item);
     }
     reply::bulk(ctx.out, b"groups");
-    reply::array(ctx.out, s.groups.len());
-    for (name, g) in &s.groups {
+    reply::array(ctx.out, groups.len());
+    for (name, g) in groups {
         reply::map(ctx.out, 7, proto);
         reply::bulk(ctx.out, b"name");
         reply::bulk(ctx.out, name);
@@ -214,4 +238,5 @@ fn stream(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, s: &Stream) {
             }
         }
     }
+    Ok(())
 }

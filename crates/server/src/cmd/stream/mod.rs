@@ -57,6 +57,11 @@ pub fn reply_item(out: &mut BytesMut, item: &Item) {
     }
 }
 
+/// The error reply for a stream value that does not decode.
+pub fn corrupt(c: crate::stream::Corrupt) -> String {
+    format!("ERR corrupt stream value: {c}")
+}
+
 /// Redis's error for a group that is not there, in the wording most
 /// commands use.
 pub fn no_group(key: &[u8], group: &[u8]) -> String {

@@ -9,7 +9,7 @@
 //! that went away. Redis serves a woken client from the one key that
 //! became ready; here every key with new entries is served.
 
-use super::{no_group, parse_count, parse_interval, read, reply_id, reply_item, store};
+use super::{corrupt, no_group, parse_count, parse_interval, read, reply_id, reply_item, store};
 use crate::cmd::blocking::{finish, null_array, start};
 use crate::cmd::collection::collection_of;
 use crate::cmd::{engine_error_message, parse_i64, Args, Ctx, Flow, SYNTAX_ERROR};
@@ -69,10 +69,17 @@ pub async fn xrange(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, rev: bool) -> Flow {
         return Flow::Continue;
     }
     let limit = count.map_or(usize::MAX, |n| n.min(usize::MAX as u64) as usize);
-    let items: Vec<&Item> = if rev {
-        s.range_rev(start, end).take(limit).collect()
+    let items = if rev {
+        s.range_rev(start, end, limit)
     } else {
-        s.range(start, end).take(limit).collect()
+        s.range(start, end, limit)
+    };
+    let items = match items {
+        Ok(items) => items,
+        Err(c) => {
+            ctx.error(&corrupt(c));
+            return Flow::Continue;
+        }
     };
     reply::array(ctx.out, items.len());
     for item in items {
@@ -267,13 +274,8 @@ async fn read_plain(
             continue;
         }
         let from = ids[i].next().unwrap_or(ids[i]);
-        let items = s
-            .range(from, StreamId::MAX)
-            .take(limit)
-            .cloned()
-            .map(Ok)
-            .collect();
-        served.push((i, items));
+        let items = s.range(from, StreamId::MAX, limit).map_err(corrupt)?;
+        served.push((i, items.into_iter().cloned().map(Ok).collect()));
     }
     Ok((!served.is_empty()).then_some(served))
 }
@@ -355,9 +357,10 @@ fn serve_group(
     }
     let mut wants = Vec::with_capacity(slot.len());
     for (i, &u) in slot.iter().enumerate() {
-        let has_group = streams[u]
-            .as_ref()
-            .is_some_and(|s| s.groups.contains_key(r.group));
+        let has_group = match &streams[u] {
+            Some(s) => s.groups().map_err(corrupt)?.contains_key(r.group),
+            None => false,
+        };
         if !has_group {
             return Err(match (r.retry, streams[u].is_some()) {
                 (true, false) => GONE_KEY.into(),
@@ -381,13 +384,13 @@ fn serve_group(
     for (i, (&u, want)) in slot.iter().zip(wants).enumerate() {
         let s = streams[u].as_mut().expect("checked above");
         let items = match want {
-            Want::History(after) => history(s, r, after, limit, now),
+            Want::History(after) => history(s, r, after, limit, now)?,
             Want::New => {
-                let last = s.groups[r.group].last_id;
+                let last = s.groups().map_err(corrupt)?[r.group].last_id;
                 if s.is_empty() || s.last_valid_id() <= last {
                     continue;
                 }
-                deliver(s, r, last, limit, now)
+                deliver(s, r, last, limit, now)?
             }
         };
         changed[u] = true;
@@ -405,16 +408,21 @@ fn deliver(
     last: StreamId,
     limit: usize,
     now: u64,
-) -> Vec<Result<Item, StreamId>> {
+) -> Result<Vec<Result<Item, StreamId>>, String> {
     let from = last.next().unwrap_or(last);
-    let items: Vec<Item> = s.range(from, StreamId::MAX).take(limit).cloned().collect();
+    let items: Vec<Item> = s
+        .range(from, StreamId::MAX, limit)
+        .map_err(corrupt)?
+        .into_iter()
+        .cloned()
+        .collect();
     let mut read_counts = Vec::with_capacity(items.len());
     for item in &items {
         let tombstones = s.range_has_tombstones(Some(item.id), None);
         read_counts.push((tombstones, s.estimate_entries_read(item.id)));
     }
     let added = s.entries_added();
-    let group = s.groups.get_mut(r.group).expect("checked");
+    let group = group_mut(s, r.group)?;
     group.touch_consumer(r.consumer, now);
     for (item, (tombstones, estimate)) in items.iter().zip(read_counts) {
         if item.id > group.last_id {
@@ -429,7 +437,15 @@ fn deliver(
             group.assign(item.id, r.consumer, now, 1);
         }
     }
-    items.into_iter().map(Ok).collect()
+    Ok(items.into_iter().map(Ok).collect())
+}
+
+/// Group `name` of a stream the caller checked has it.
+fn group_mut<'s>(s: &'s mut Stream, name: &[u8]) -> Result<&'s mut crate::stream::Group, String> {
+    Ok(s.groups_mut()
+        .map_err(corrupt)?
+        .get_mut(name)
+        .expect("checked"))
 }
 
 /// The consumer's pending entries after `after` (each delivered once
@@ -440,19 +456,18 @@ fn history(
     after: StreamId,
     limit: usize,
     now: u64,
-) -> Vec<Result<Item, StreamId>> {
+) -> Result<Vec<Result<Item, StreamId>>, String> {
     let from = after.next().unwrap_or(after);
-    let group = s.groups.get(r.group).expect("checked");
-    let pending: Vec<StreamId> = group
+    let pending: Vec<StreamId> = group_mut(s, r.group)?
         .consumers
         .get(r.consumer)
         .map(|c| c.pel.range(from..).take(limit).copied().collect())
         .unwrap_or_default();
-    let items: Vec<Result<Item, StreamId>> = pending
-        .iter()
-        .map(|&id| s.get(id).cloned().ok_or(id))
-        .collect();
-    let group = s.groups.get_mut(r.group).expect("checked");
+    let mut items = Vec::with_capacity(pending.len());
+    for id in pending {
+        items.push(s.get(id).map_err(corrupt)?.cloned().ok_or(id));
+    }
+    let group = group_mut(s, r.group)?;
     group.touch_consumer(r.consumer, now);
     for item in items.iter().flatten() {
         if let Some(nack) = group.pel.get_mut(&item.id) {
@@ -460,7 +475,7 @@ fn history(
             nack.delivery_count += 1;
         }
     }
-    items
+    Ok(items)
 }
 
 /// `count` as an iterator bound (0: all).

@@ -1,6 +1,6 @@
 //! `XADD`, `XTRIM`, `XDEL`, `XLEN`, `XSETID`.
 
-use super::{limits, modify, read, reply_id};
+use super::{corrupt, limits, modify, read, reply_id};
 use crate::cmd::{arity_error, parse_i64, Args, Ctx, Flow, NOT_AN_INTEGER, SYNTAX_ERROR};
 use crate::resp::reply;
 use crate::stream::{parse_xadd_id, Limits, Sequence, Stream, StreamId, Trim, TrimBy, INVALID_ID};
@@ -167,9 +167,9 @@ pub async fn xadd(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         if id <= last {
             return Err(NOT_ABOVE.into());
         }
-        s.append(id, &fields, limits);
+        s.append(id, &fields, limits).map_err(corrupt)?;
         if let Some(t) = parsed.trim {
-            s.trim(t);
+            s.trim(t).map_err(corrupt)?;
         }
         Ok((Some(id), true))
     })
@@ -196,7 +196,7 @@ pub async fn xtrim(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     let r = modify(ctx, args.get(1), |s| match s {
         None => Ok((0, false)),
         Some(s) => {
-            let removed = s.trim(trim);
+            let removed = s.trim(trim).map_err(corrupt)?;
             Ok((removed, removed > 0))
         }
     })
@@ -216,7 +216,10 @@ pub async fn xdel(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             .map(|i| StreamId::parse_strict(args.get(i), 0))
             .collect::<Option<Vec<_>>>()
             .ok_or_else(|| INVALID_ID.to_string())?;
-        let deleted = ids.into_iter().filter(|&id| s.delete(id)).count() as u64;
+        let mut deleted = 0;
+        for id in ids {
+            deleted += u64::from(s.delete(id).map_err(corrupt)?);
+        }
         Ok((deleted, deleted > 0))
     })
     .await;
