@@ -122,7 +122,7 @@ impl Stream {
             let deleted = r.varint()?;
             let deleted_bytes = r.varint()?;
             let in_order = master_id <= last_id
-                && previous.is_none_or(|p| p < master_id)
+                && !previous.is_some_and(|p| p >= master_id)
                 && (live == 0
                     || (master_id <= first_live
                         && first_live <= last_live
