@@ -114,6 +114,11 @@ impl<'a> Reader<'a> {
         Ok(out)
     }
 
+    /// How many bytes were read so far.
+    pub fn position(&self) -> usize {
+        self.at
+    }
+
     /// Checks that nothing trails the last item.
     pub fn finish(self) -> Result<(), Corrupt> {
         if self.at != self.raw.len() {

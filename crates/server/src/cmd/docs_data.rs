@@ -2660,6 +2660,605 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
             ]),
         ])),
     ])),
+    ("xack", M(&[
+        ("summary", S("Marks a pending message as correctly processed, effectively removing it from the pending entries list of the consumer group. Return value of the command is the number of messages successfully acknowledged, that is, the IDs we were actually able to resolve in the PEL.")),
+        ("since", S("5.0.0")),
+        ("group", S("stream")),
+        ("complexity", S("O(1) for each message ID processed.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("group")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("id")),
+                ("type", S("string")),
+                ("flags", T(&[P("multiple")])),
+            ]),
+        ])),
+    ])),
+    ("xadd", M(&[
+        ("summary", S("Appends a new entry to a stream")),
+        ("since", S("5.0.0")),
+        ("group", S("stream")),
+        ("complexity", S("O(1) when adding a new entry, O(N) when trimming where N being the number of entries evicted.")),
+        ("history", T(&[A(&[
+                S("6.2.0"),
+                S("Added the `NOMKSTREAM` option, `MINID` trimming strategy and the `LIMIT` option."),
+            ]), A(&[
+                S("7.0.0"),
+                S("Added support for the `<ms>-*` explicit ID form."),
+            ])])),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("nomkstream")),
+                ("type", S("pure-token")),
+                ("token", S("NOMKSTREAM")),
+                ("since", S("6.2.0")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("trim")),
+                ("type", S("block")),
+                ("flags", T(&[P("optional")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("strategy")),
+                        ("type", S("oneof")),
+                        ("arguments", A(&[
+                            M(&[
+                                ("name", S("maxlen")),
+                                ("type", S("pure-token")),
+                                ("token", S("MAXLEN")),
+                            ]),
+                            M(&[
+                                ("name", S("minid")),
+                                ("type", S("pure-token")),
+                                ("token", S("MINID")),
+                                ("since", S("6.2.0")),
+                            ]),
+                        ])),
+                    ]),
+                    M(&[
+                        ("name", S("operator")),
+                        ("type", S("oneof")),
+                        ("flags", T(&[P("optional")])),
+                        ("arguments", A(&[
+                            M(&[
+                                ("name", S("equal")),
+                                ("type", S("pure-token")),
+                                ("token", S("=")),
+                            ]),
+                            M(&[
+                                ("name", S("approximately")),
+                                ("type", S("pure-token")),
+                                ("token", S("~")),
+                            ]),
+                        ])),
+                    ]),
+                    M(&[
+                        ("name", S("threshold")),
+                        ("type", S("string")),
+                    ]),
+                    M(&[
+                        ("name", S("count")),
+                        ("type", S("integer")),
+                        ("token", S("LIMIT")),
+                        ("since", S("6.2.0")),
+                        ("flags", T(&[P("optional")])),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("id_or_auto")),
+                ("type", S("oneof")),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("auto_id")),
+                        ("type", S("pure-token")),
+                        ("token", S("*")),
+                    ]),
+                    M(&[
+                        ("name", S("id")),
+                        ("type", S("string")),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("field_value")),
+                ("type", S("block")),
+                ("flags", T(&[P("multiple")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("field")),
+                        ("type", S("string")),
+                    ]),
+                    M(&[
+                        ("name", S("value")),
+                        ("type", S("string")),
+                    ]),
+                ])),
+            ]),
+        ])),
+    ])),
+    ("xautoclaim", M(&[
+        ("summary", S("Changes (or acquires) ownership of messages in a consumer group, as if the messages were delivered to the specified consumer.")),
+        ("since", S("6.2.0")),
+        ("group", S("stream")),
+        ("complexity", S("O(1) if COUNT is small.")),
+        ("history", T(&[A(&[
+                S("7.0.0"),
+                S("Added an element to the reply array, containing deleted entries the command cleared from the PEL"),
+            ])])),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("group")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("consumer")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("min-idle-time")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("start")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("count")),
+                ("type", S("integer")),
+                ("token", S("COUNT")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("justid")),
+                ("type", S("pure-token")),
+                ("token", S("JUSTID")),
+                ("flags", T(&[P("optional")])),
+            ]),
+        ])),
+    ])),
+    ("xclaim", M(&[
+        ("summary", S("Changes (or acquires) ownership of a message in a consumer group, as if the message was delivered to the specified consumer.")),
+        ("since", S("5.0.0")),
+        ("group", S("stream")),
+        ("complexity", S("O(log N) with N being the number of messages in the PEL of the consumer group.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("group")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("consumer")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("min-idle-time")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("id")),
+                ("type", S("string")),
+                ("flags", T(&[P("multiple")])),
+            ]),
+            M(&[
+                ("name", S("ms")),
+                ("type", S("integer")),
+                ("token", S("IDLE")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("unix-time-milliseconds")),
+                ("type", S("unix-time")),
+                ("token", S("TIME")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("count")),
+                ("type", S("integer")),
+                ("token", S("RETRYCOUNT")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("force")),
+                ("type", S("pure-token")),
+                ("token", S("FORCE")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("justid")),
+                ("type", S("pure-token")),
+                ("token", S("JUSTID")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("id")),
+                ("type", S("string")),
+                ("token", S("LASTID")),
+                ("flags", T(&[P("optional")])),
+            ]),
+        ])),
+    ])),
+    ("xdel", M(&[
+        ("summary", S("Removes the specified entries from the stream. Returns the number of items actually deleted, that may be different from the number of IDs passed in case certain IDs do not exist.")),
+        ("since", S("5.0.0")),
+        ("group", S("stream")),
+        ("complexity", S("O(1) for each single item to delete in the stream, regardless of the stream size.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("id")),
+                ("type", S("string")),
+                ("flags", T(&[P("multiple")])),
+            ]),
+        ])),
+    ])),
+    ("xgroup", M(&[
+        ("summary", S("A container for consumer groups commands")),
+        ("since", S("5.0.0")),
+        ("group", S("stream")),
+        ("complexity", S("Depends on subcommand.")),
+    ])),
+    ("xinfo", M(&[
+        ("summary", S("A container for stream introspection commands")),
+        ("since", S("5.0.0")),
+        ("group", S("stream")),
+        ("complexity", S("Depends on subcommand.")),
+    ])),
+    ("xlen", M(&[
+        ("summary", S("Return the number of entries in a stream")),
+        ("since", S("5.0.0")),
+        ("group", S("stream")),
+        ("complexity", S("O(1)")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+        ])),
+    ])),
+    ("xpending", M(&[
+        ("summary", S("Return information and entries from a stream consumer group pending entries list, that are messages fetched but never acknowledged.")),
+        ("since", S("5.0.0")),
+        ("group", S("stream")),
+        ("complexity", S("O(N) with N being the number of elements returned, so asking for a small fixed number of entries per call is O(1). O(M), where M is the total number of entries scanned when used with the IDLE filter. When the command returns just the summary and the list of consumers is small, it runs in O(1) time; otherwise, an additional O(N) time for iterating every consumer.")),
+        ("history", T(&[A(&[
+                S("6.2.0"),
+                S("Added the `IDLE` option and exclusive range intervals."),
+            ])])),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("group")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("filters")),
+                ("type", S("block")),
+                ("flags", T(&[P("optional")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("min-idle-time")),
+                        ("type", S("integer")),
+                        ("token", S("IDLE")),
+                        ("since", S("6.2.0")),
+                        ("flags", T(&[P("optional")])),
+                    ]),
+                    M(&[
+                        ("name", S("start")),
+                        ("type", S("string")),
+                    ]),
+                    M(&[
+                        ("name", S("end")),
+                        ("type", S("string")),
+                    ]),
+                    M(&[
+                        ("name", S("count")),
+                        ("type", S("integer")),
+                    ]),
+                    M(&[
+                        ("name", S("consumer")),
+                        ("type", S("string")),
+                        ("flags", T(&[P("optional")])),
+                    ]),
+                ])),
+            ]),
+        ])),
+    ])),
+    ("xrange", M(&[
+        ("summary", S("Return a range of elements in a stream, with IDs matching the specified IDs interval")),
+        ("since", S("5.0.0")),
+        ("group", S("stream")),
+        ("complexity", S("O(N) with N being the number of elements being returned. If N is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1).")),
+        ("history", T(&[A(&[
+                S("6.2.0"),
+                S("Added exclusive ranges."),
+            ])])),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("start")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("end")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("count")),
+                ("type", S("integer")),
+                ("token", S("COUNT")),
+                ("flags", T(&[P("optional")])),
+            ]),
+        ])),
+    ])),
+    ("xread", M(&[
+        ("summary", S("Return never seen elements in multiple streams, with IDs greater than the ones reported by the caller for each stream. Can block.")),
+        ("since", S("5.0.0")),
+        ("group", S("stream")),
+        ("complexity", S("For each stream mentioned: O(N) with N being the number of elements being returned, it means that XREAD-ing with a fixed COUNT is O(1). Note that when the BLOCK option is used, XADD will pay O(M) time in order to serve the M clients blocked on the stream getting new data.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("count")),
+                ("type", S("integer")),
+                ("token", S("COUNT")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("milliseconds")),
+                ("type", S("integer")),
+                ("token", S("BLOCK")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("streams")),
+                ("type", S("block")),
+                ("token", S("STREAMS")),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("key")),
+                        ("type", S("key")),
+                        ("key_spec_index", I(0)),
+                        ("flags", T(&[P("multiple")])),
+                    ]),
+                    M(&[
+                        ("name", S("id")),
+                        ("type", S("string")),
+                        ("flags", T(&[P("multiple")])),
+                    ]),
+                ])),
+            ]),
+        ])),
+    ])),
+    ("xreadgroup", M(&[
+        ("summary", S("Return new entries from a stream using a consumer group, or access the history of the pending entries for a given consumer. Can block.")),
+        ("since", S("5.0.0")),
+        ("group", S("stream")),
+        ("complexity", S("For each stream mentioned: O(M) with M being the number of elements returned. If M is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1). On the other side when XREADGROUP blocks, XADD will pay the O(N) time in order to serve the N clients blocked on the stream getting new data.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("group_consumer")),
+                ("type", S("block")),
+                ("token", S("GROUP")),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("group")),
+                        ("type", S("string")),
+                    ]),
+                    M(&[
+                        ("name", S("consumer")),
+                        ("type", S("string")),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("count")),
+                ("type", S("integer")),
+                ("token", S("COUNT")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("milliseconds")),
+                ("type", S("integer")),
+                ("token", S("BLOCK")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("noack")),
+                ("type", S("pure-token")),
+                ("token", S("NOACK")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("streams")),
+                ("type", S("block")),
+                ("token", S("STREAMS")),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("key")),
+                        ("type", S("key")),
+                        ("key_spec_index", I(0)),
+                        ("flags", T(&[P("multiple")])),
+                    ]),
+                    M(&[
+                        ("name", S("id")),
+                        ("type", S("string")),
+                        ("flags", T(&[P("multiple")])),
+                    ]),
+                ])),
+            ]),
+        ])),
+    ])),
+    ("xrevrange", M(&[
+        ("summary", S("Return a range of elements in a stream, with IDs matching the specified IDs interval, in reverse order (from greater to smaller IDs) compared to XRANGE")),
+        ("since", S("5.0.0")),
+        ("group", S("stream")),
+        ("complexity", S("O(N) with N being the number of elements returned. If N is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1).")),
+        ("history", T(&[A(&[
+                S("6.2.0"),
+                S("Added exclusive ranges."),
+            ])])),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("end")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("start")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("count")),
+                ("type", S("integer")),
+                ("token", S("COUNT")),
+                ("flags", T(&[P("optional")])),
+            ]),
+        ])),
+    ])),
+    ("xsetid", M(&[
+        ("summary", S("An internal command for replicating stream values")),
+        ("since", S("5.0.0")),
+        ("group", S("stream")),
+        ("complexity", S("O(1)")),
+        ("history", T(&[A(&[
+                S("7.0.0"),
+                S("Added the `entries_added` and `max_deleted_entry_id` arguments."),
+            ])])),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("last-id")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("entries_added")),
+                ("type", S("integer")),
+                ("token", S("ENTRIESADDED")),
+                ("since", S("7.0.0")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("max_deleted_entry_id")),
+                ("type", S("string")),
+                ("token", S("MAXDELETEDID")),
+                ("since", S("7.0.0")),
+                ("flags", T(&[P("optional")])),
+            ]),
+        ])),
+    ])),
+    ("xtrim", M(&[
+        ("summary", S("Trims the stream to (approximately if '~' is passed) a certain size")),
+        ("since", S("5.0.0")),
+        ("group", S("stream")),
+        ("complexity", S("O(N), with N being the number of evicted entries. Constant times are very small however, since entries are organized in macro nodes containing multiple entries that can be released with a single deallocation.")),
+        ("history", T(&[A(&[
+                S("6.2.0"),
+                S("Added the `MINID` trimming strategy and the `LIMIT` option."),
+            ])])),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("trim")),
+                ("type", S("block")),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("strategy")),
+                        ("type", S("oneof")),
+                        ("arguments", A(&[
+                            M(&[
+                                ("name", S("maxlen")),
+                                ("type", S("pure-token")),
+                                ("token", S("MAXLEN")),
+                            ]),
+                            M(&[
+                                ("name", S("minid")),
+                                ("type", S("pure-token")),
+                                ("token", S("MINID")),
+                                ("since", S("6.2.0")),
+                            ]),
+                        ])),
+                    ]),
+                    M(&[
+                        ("name", S("operator")),
+                        ("type", S("oneof")),
+                        ("flags", T(&[P("optional")])),
+                        ("arguments", A(&[
+                            M(&[
+                                ("name", S("equal")),
+                                ("type", S("pure-token")),
+                                ("token", S("=")),
+                            ]),
+                            M(&[
+                                ("name", S("approximately")),
+                                ("type", S("pure-token")),
+                                ("token", S("~")),
+                            ]),
+                        ])),
+                    ]),
+                    M(&[
+                        ("name", S("threshold")),
+                        ("type", S("string")),
+                    ]),
+                    M(&[
+                        ("name", S("count")),
+                        ("type", S("integer")),
+                        ("token", S("LIMIT")),
+                        ("since", S("6.2.0")),
+                        ("flags", T(&[P("optional")])),
+                    ]),
+                ])),
+            ]),
+        ])),
+    ])),
     ("zadd", M(&[
         ("summary", S("Add one or more members to a sorted set, or update its score if it already exists")),
         ("since", S("1.2.0")),

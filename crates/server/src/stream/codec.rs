@@ -1,216 +1,233 @@
-//! The stored form of a [`Stream`]: [`packed`](crate::packed)'s varints
-//! and length-prefixed items, in this order:
+//! The stored form of a [`Stream`]: a fixed-width header and node
+//! directory, so that a command reaches any node without reading the
+//! others, then the node bodies and the consumer groups.
 //!
 //! ```text
 //! [version: u8 = 1]
-//! last_id, max_deleted_id, entries_added
-//! node count, then per node:
-//!     master_id, last_id, first_live, last_live, live, deleted, deleted_bytes,
-//!     master field count, the fields,
-//!     entries length, the entries: per live entry, id, item count, the items
-//! groups length, the groups: group count, then per group (in name order):
+//! last_id.ms, last_id.seq, max_deleted_id.ms, max_deleted_id.seq,
+//! entries_added, node count, groups length            (u64, little-endian)
+//! per node, 14 × u64:
+//!     master_id, last_id, first_live, last_live (2 each),
+//!     live, deleted, entries_lp, deleted_lp, body offset, body length
+//! the node bodies (see `node.rs`), one after the other
+//! the groups: group count, then per group (in name order):
 //!     name, last_id, entries_read + 1 (0: unknown),
 //!     consumer count, then per consumer (in name order): name, seen_time
 //!     pending count, then per pending entry (in ID order):
 //!         id, consumer (index in the group's list), delivery_time, delivery_count
 //! ```
 //!
-//! An ID is two varints (ms, seq). A node's entries and the groups are
-//! length-prefixed so that decoding can leave them as bytes until used
-//! (see [`Stream`]); the node header carries what the stream needs without
-//! them (counts, first and last live IDs). Decoding checks every count
-//! against the bytes left, every order the structure relies on (nodes
-//! rising and not overlapping, entries rising within their node's bounds,
-//! names and pending IDs rising), and every reference (a pending entry's
-//! consumer), so a damaged value is a [`Corrupt`] error, never a panic or a
-//! huge allocation.
+//! Decoding reads the header and checks the directory in one pass over
+//! its fixed records (nodes rising and not overlapping, bodies laid end to
+//! end inside the value, counts consistent); a node's body is checked when
+//! a command first reads it, and the groups when a command first uses
+//! them. Either way a damaged value is a [`Corrupt`] error, never a panic
+//! or an allocation sized by a damaged count.
 
 use super::lazy::Lazy;
-use super::{Consumer, Group, Groups, Item, Nack, Node, Stream, StreamId};
+use super::node::{Header, Node};
+use super::{Consumer, Group, Groups, Nack, Slot, Stream, StreamId};
 use crate::packed::{put_item, put_varint, Corrupt, Reader};
 use bytes::{BufMut, Bytes, BytesMut};
 use std::collections::BTreeMap;
 
 const VERSION: u8 = 1;
+/// Version byte and seven numbers.
+const HEADER: usize = 1 + 7 * 8;
+/// A directory record: fourteen numbers.
+const RECORD: usize = 14 * 8;
+
+/// The value a decoded stream came from: where its untouched nodes are read.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Stored {
+    raw: Bytes,
+    bodies_at: usize,
+}
+
+fn u64_at(raw: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(raw[at..at + 8].try_into().expect("8 bytes"))
+}
+
+fn id_at(raw: &[u8], at: usize) -> StreamId {
+    StreamId::new(u64_at(raw, at), u64_at(raw, at + 8))
+}
+
+impl Stored {
+    /// Directory record `i`: the header, and the body's offset and length
+    /// among the bodies. (Checked at decode.)
+    fn record(&self, i: u32) -> (Header, usize, usize) {
+        let at = HEADER + i as usize * RECORD;
+        let r = &self.raw[at..at + RECORD];
+        let h = Header {
+            master_id: id_at(r, 0),
+            last_id: id_at(r, 16),
+            first_live: id_at(r, 32),
+            last_live: id_at(r, 48),
+            live: u64_at(r, 64),
+            deleted: u64_at(r, 72),
+            entries_lp: u64_at(r, 80),
+            deleted_lp: u64_at(r, 88),
+        };
+        (h, u64_at(r, 96) as usize, u64_at(r, 104) as usize)
+    }
+
+    /// Node `i`'s header.
+    pub(super) fn header(&self, i: u32) -> Header {
+        self.record(i).0
+    }
+
+    /// Node `i`, its body a slice of the stored value.
+    pub(super) fn node(&self, i: u32) -> Node {
+        let (h, off, len) = self.record(i);
+        let at = self.bodies_at + off;
+        Node::stored(h, self.raw.slice(at..at + len))
+    }
+
+    /// Node `i`'s body bytes.
+    fn body(&self, i: u32) -> &[u8] {
+        let (_, off, len) = self.record(i);
+        &self.raw[self.bodies_at + off..self.bodies_at + off + len]
+    }
+}
+
+fn put_u64(out: &mut BytesMut, n: u64) {
+    out.put_u64_le(n);
+}
 
 fn put_id(out: &mut BytesMut, id: StreamId) {
-    put_varint(out, id.ms);
-    put_varint(out, id.seq);
-}
-
-fn read_id(r: &mut Reader<'_>) -> Result<StreamId, Corrupt> {
-    Ok(StreamId::new(r.varint()?, r.varint()?))
-}
-
-/// Appends `part` (stored bytes, or an encoding of the value) with its
-/// length in front.
-fn put_part(out: &mut BytesMut, raw: Option<&Bytes>, encode: impl FnOnce(&mut BytesMut)) {
-    match raw {
-        Some(raw) => put_item(out, raw),
-        None => {
-            let mut part = BytesMut::new();
-            encode(&mut part);
-            put_item(out, &part);
-        }
-    }
+    put_u64(out, id.ms);
+    put_u64(out, id.seq);
 }
 
 impl Stream {
-    /// The stored form.
+    /// The stored form. Bodies of untouched nodes, and untouched groups,
+    /// are copied as they are.
     pub fn encode(&self) -> Bytes {
-        let mut out = BytesMut::with_capacity(64);
+        let bodies: usize = (0..self.nodes.len()).map(|i| self.body_len(i)).sum();
+        let groups = match self.groups.raw() {
+            Some(raw) => raw.clone(),
+            None => {
+                let mut g = BytesMut::new();
+                encode_groups(
+                    &mut g,
+                    self.groups.decoded().expect("groups have bytes or a value"),
+                );
+                g.freeze()
+            }
+        };
+        let mut out =
+            BytesMut::with_capacity(HEADER + self.nodes.len() * RECORD + bodies + groups.len());
         out.put_u8(VERSION);
         put_id(&mut out, self.last_id);
         put_id(&mut out, self.max_deleted_id);
-        put_varint(&mut out, self.entries_added);
-        put_varint(&mut out, self.nodes.len() as u64);
-        for n in &self.nodes {
-            put_id(&mut out, n.master_id);
-            put_id(&mut out, n.last_id);
-            put_id(&mut out, n.first_live);
-            put_id(&mut out, n.last_live);
-            put_varint(&mut out, n.live as u64);
-            put_varint(&mut out, n.deleted);
-            put_varint(&mut out, n.deleted_bytes);
-            put_varint(&mut out, n.master_fields.len() as u64);
-            for f in &n.master_fields {
-                put_item(&mut out, f);
+        put_u64(&mut out, self.entries_added);
+        put_u64(&mut out, self.nodes.len() as u64);
+        put_u64(&mut out, groups.len() as u64);
+        let mut offset = 0u64;
+        for i in 0..self.nodes.len() {
+            let h = self.header(i);
+            let len = self.body_len(i) as u64;
+            for id in [h.master_id, h.last_id, h.first_live, h.last_live] {
+                put_id(&mut out, id);
             }
-            put_part(&mut out, n.items.raw(), |part| {
-                let items = n.items.decoded().expect("a node has bytes or entries");
-                for i in items {
-                    put_id(part, i.id);
-                    put_varint(part, i.fields.len() as u64);
-                    for f in &i.fields {
-                        put_item(part, f);
-                    }
-                }
-            });
+            for n in [h.live, h.deleted, h.entries_lp, h.deleted_lp, offset, len] {
+                put_u64(&mut out, n);
+            }
+            offset += len;
         }
-        put_part(&mut out, self.groups.raw(), |part| {
-            encode_groups(
-                part,
-                self.groups.decoded().expect("groups have bytes or a value"),
-            )
-        });
+        for slot in &self.nodes {
+            match slot {
+                Slot::Stored(j) => out.extend_from_slice(self.stored.body(*j)),
+                Slot::Owned(n) => out.extend_from_slice(n.body()),
+            }
+        }
+        out.extend_from_slice(&groups);
         out.freeze()
     }
 
-    /// Decodes a stored stream: headers at once, a node's entries and the
-    /// groups when first used (slices of `raw`, no copy).
+    fn body_len(&self, i: usize) -> usize {
+        match &self.nodes[i] {
+            Slot::Stored(j) => self.stored.record(*j).2,
+            Slot::Owned(n) => n.body().len(),
+        }
+    }
+
+    /// Decodes a stored stream: the header and directory at once, node
+    /// bodies and groups when first used (slices of `raw`, no copy).
     pub fn decode(raw: &Bytes) -> Result<Stream, Corrupt> {
-        let mut r = Reader::new(raw);
-        if r.byte()? != VERSION {
+        if raw.len() < HEADER {
+            return Err(Corrupt("truncated"));
+        }
+        if raw[0] != VERSION {
             return Err(Corrupt("unknown version"));
         }
+        let count = u64_at(raw, 41);
+        let groups_len = u64_at(raw, 49);
+        let dir_len = count
+            .checked_mul(RECORD as u64)
+            .filter(|&n| n <= (raw.len() - HEADER) as u64)
+            .ok_or(Corrupt("item count exceeds the value"))? as usize;
+        let bodies_at = HEADER + dir_len;
+        let bodies_len = (raw.len() - bodies_at) as u64;
+        if groups_len > bodies_len {
+            return Err(Corrupt("length exceeds the value"));
+        }
+        let bodies_len = (bodies_len - groups_len) as usize;
         let mut s = Stream {
-            last_id: read_id(&mut r)?,
-            max_deleted_id: read_id(&mut r)?,
-            entries_added: r.varint()?,
-            ..Stream::default()
+            stored: Stored {
+                raw: raw.clone(),
+                bodies_at,
+            },
+            nodes: Vec::with_capacity(count as usize),
+            length: 0,
+            last_id: id_at(raw, 1),
+            max_deleted_id: id_at(raw, 17),
+            entries_added: u64_at(raw, 33),
+            groups: Lazy::stored(raw.slice(bodies_at + bodies_len..)),
         };
-        // Every node header takes at least 16 bytes.
-        let nodes = r.count(16)?;
-        s.nodes.reserve(nodes);
+        let mut offset = 0usize;
         let mut previous: Option<StreamId> = None;
-        for _ in 0..nodes {
-            let master_id = read_id(&mut r)?;
-            let last_id = read_id(&mut r)?;
-            let first_live = read_id(&mut r)?;
-            let last_live = read_id(&mut r)?;
-            let live = r.varint()?;
-            let deleted = r.varint()?;
-            let deleted_bytes = r.varint()?;
-            let in_order = master_id <= last_id
-                && !previous.is_some_and(|p| p >= master_id)
-                && (live == 0
-                    || (master_id <= first_live
-                        && first_live <= last_live
-                        && last_live <= last_id));
+        for i in 0..count as u32 {
+            let (h, off, len) = s.stored.record(i);
+            let in_order = h.master_id <= h.last_id
+                && !previous.is_some_and(|p| p >= h.master_id)
+                && (h.live == 0
+                    || (h.master_id <= h.first_live
+                        && h.first_live <= h.last_live
+                        && h.last_live <= h.last_id));
             if !in_order {
                 return Err(Corrupt("nodes out of order"));
             }
-            if live == 0 && deleted == 0 {
+            if h.live == 0 && h.deleted == 0 {
                 return Err(Corrupt("empty node"));
             }
-            previous = Some(last_id);
-            let mut master_fields = Vec::with_capacity(r.count(1)?);
-            for _ in 0..master_fields.capacity() {
-                master_fields.push(r.item()?);
+            if off != offset || len > bodies_len - offset {
+                return Err(Corrupt("length exceeds the value"));
             }
-            let entries = r.item()?;
-            // Every entry takes at least 3 bytes.
-            if live > entries.len() as u64 / 3 {
-                return Err(Corrupt("item count exceeds the value"));
-            }
-            s.length += live;
-            s.nodes.push(Node {
-                master_id,
-                master_fields,
-                deleted,
-                deleted_bytes,
-                last_id,
-                first_live,
-                last_live,
-                live: live as usize,
-                items: Lazy::stored(entries),
-            });
+            offset += len;
+            previous = Some(h.last_id);
+            s.length = s
+                .length
+                .checked_add(h.live)
+                .ok_or(Corrupt("count overflows"))?;
+            s.nodes.push(Slot::Stored(i));
+        }
+        if offset != bodies_len {
+            return Err(Corrupt("trailing bytes"));
         }
         if previous.is_some_and(|p| p > s.last_id) {
             return Err(Corrupt("entry above the last ID"));
         }
-        s.groups = Lazy::stored(r.item()?);
-        r.finish()?;
         Ok(s)
     }
-}
-
-/// What a node's header says of its entries.
-#[derive(Clone, Copy)]
-pub(super) struct Bounds {
-    pub master_id: StreamId,
-    pub last_id: StreamId,
-    pub first_live: StreamId,
-    pub last_live: StreamId,
-    pub live: usize,
-}
-
-/// Decodes a node's entries: exactly its live count, rising, from its
-/// first to its last live ID, within its bounds.
-pub(super) fn decode_items(raw: &Bytes, node: &Bounds) -> Result<Vec<Item>, Corrupt> {
-    let mut r = Reader::new(raw);
-    let mut items = Vec::with_capacity(node.live);
-    let mut previous: Option<StreamId> = None;
-    for _ in 0..node.live {
-        let id = read_id(&mut r)?;
-        if id < node.master_id || id > node.last_id || previous.is_some_and(|p| p >= id) {
-            return Err(Corrupt("entries out of order"));
-        }
-        previous = Some(id);
-        let n = r.count(1)?;
-        if n == 0 || n % 2 != 0 {
-            return Err(Corrupt("odd field count"));
-        }
-        let mut fields = Vec::with_capacity(n);
-        for _ in 0..n {
-            fields.push(r.item()?);
-        }
-        items.push(Item { id, fields });
-    }
-    r.finish()?;
-    let edges = items.first().map(|i| i.id) == Some(node.first_live)
-        && items.last().map(|i| i.id) == Some(node.last_live);
-    if !items.is_empty() && !edges {
-        return Err(Corrupt("entries disagree with their node"));
-    }
-    Ok(items)
 }
 
 fn encode_groups(out: &mut BytesMut, groups: &Groups) {
     put_varint(out, groups.len() as u64);
     for (name, g) in groups {
         put_item(out, name);
-        put_id(out, g.last_id);
+        put_varint(out, g.last_id.ms);
+        put_varint(out, g.last_id.seq);
         put_varint(out, g.entries_read.map_or(0, |n| n as u64 + 1));
         put_varint(out, g.consumers.len() as u64);
         for (cname, c) in &g.consumers {
@@ -225,7 +242,8 @@ fn encode_groups(out: &mut BytesMut, groups: &Groups) {
             .collect();
         put_varint(out, g.pel.len() as u64);
         for (id, nack) in &g.pel {
-            put_id(out, *id);
+            put_varint(out, id.ms);
+            put_varint(out, id.seq);
             put_varint(out, index[&nack.consumer]);
             put_varint(out, nack.delivery_time);
             put_varint(out, nack.delivery_count);
@@ -251,6 +269,10 @@ pub(super) fn decode_groups(raw: &Bytes) -> Result<Groups, Corrupt> {
     }
     r.finish()?;
     Ok(groups)
+}
+
+fn read_id(r: &mut Reader<'_>) -> Result<StreamId, Corrupt> {
+    Ok(StreamId::new(r.varint()?, r.varint()?))
 }
 
 fn read_group(r: &mut Reader<'_>) -> Result<Group, Corrupt> {

@@ -53,6 +53,7 @@ pub mod group;
 mod id;
 mod lazy;
 pub mod listpack;
+mod node;
 mod rax;
 mod trim;
 
@@ -63,6 +64,8 @@ pub use trim::{Trim, TrimBy};
 pub use crate::packed::Corrupt;
 use bytes::Bytes;
 use lazy::Lazy;
+use node::{Header, Node};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// Redis's default `stream-node-max-entries`.
@@ -85,86 +88,12 @@ pub struct Item {
 /// The consumer groups, by name.
 pub type Groups = BTreeMap<Bytes, Group>;
 
-/// A run of entries, as one listpack of Redis's radix tree.
+/// A node of the stream: still where the stored value has it (by its
+/// directory index), or taken out to be changed.
 #[derive(Clone, Debug)]
-pub(crate) struct Node {
-    /// The first ID ever added to the node (the radix tree key).
-    pub master_id: StreamId,
-    /// The field names of that first entry.
-    pub master_fields: Vec<Bytes>,
-    /// How many entries were deleted from it (Redis keeps them, flagged).
-    pub deleted: u64,
-    /// The listpack bytes of those deleted entries.
-    pub deleted_bytes: u64,
-    /// The ID of the last entry added to it, deleted or not.
-    pub last_id: StreamId,
-    /// The first and last live entries' IDs (meaningless when `live` is 0).
-    pub first_live: StreamId,
-    pub last_live: StreamId,
-    /// How many live entries it holds.
-    pub live: usize,
-    /// The live entries, decoded on first use.
-    items: Lazy<Vec<Item>>,
-}
-
-impl Node {
-    /// What its entries must agree with.
-    fn bounds(&self) -> codec::Bounds {
-        codec::Bounds {
-            master_id: self.master_id,
-            last_id: self.last_id,
-            first_live: self.first_live,
-            last_live: self.last_live,
-            live: self.live,
-        }
-    }
-
-    /// The live entries.
-    fn items(&self) -> Result<&[Item], Corrupt> {
-        let bounds = self.bounds();
-        self.items
-            .get(|raw| codec::decode_items(raw, &bounds))
-            .map(Vec::as_slice)
-    }
-
-    /// The live entries, to change; the caller keeps the counts and edge
-    /// IDs in step ([`Node::sync`]).
-    fn items_mut(&mut self) -> Result<&mut Vec<Item>, Corrupt> {
-        let bounds = self.bounds();
-        self.items.get_mut(|raw| codec::decode_items(raw, &bounds))
-    }
-
-    /// Recomputes the counts and edge IDs from the decoded entries.
-    fn sync(&mut self) {
-        let items = self.items.decoded().expect("changed, so decoded");
-        self.live = items.len();
-        if let (Some(first), Some(last)) = (items.first(), items.last()) {
-            self.first_live = first.id;
-            self.last_live = last.id;
-        }
-    }
-
-    /// The bytes of this node's listpack in Redis.
-    fn listpack_bytes(&self) -> Result<usize, Corrupt> {
-        let entries: usize = self
-            .items()?
-            .iter()
-            .map(|i| listpack::entry(i, self.master_id, &self.master_fields))
-            .sum();
-        Ok(listpack::OVERHEAD
-            + listpack::master(self.live, self.deleted, &self.master_fields)
-            + entries
-            + self.deleted_bytes as usize)
-    }
-
-    /// Marks item `at` deleted.
-    fn delete_at(&mut self, at: usize) -> Result<(), Corrupt> {
-        let item = self.items_mut()?.remove(at);
-        self.deleted += 1;
-        self.deleted_bytes += listpack::entry(&item, self.master_id, &self.master_fields) as u64;
-        self.sync();
-        Ok(())
-    }
+enum Slot {
+    Stored(u32),
+    Owned(Box<Node>),
 }
 
 /// The node thresholds in force (`CONFIG SET stream-node-max-*`).
@@ -188,7 +117,9 @@ impl Default for Limits {
 /// A Redis stream.
 #[derive(Clone, Debug, Default)]
 pub struct Stream {
-    nodes: Vec<Node>,
+    /// The value this stream was decoded from (empty for a new one).
+    stored: codec::Stored,
+    nodes: Vec<Slot>,
     length: u64,
     last_id: StreamId,
     max_deleted_id: StreamId,
@@ -237,7 +168,7 @@ impl Stream {
     /// The node count of Redis's radix tree over the nodes
     /// (`radix-tree-nodes`).
     pub fn radix_tree_nodes(&self) -> usize {
-        rax::node_count(self.nodes.iter().map(|n| n.master_id))
+        rax::node_count((0..self.nodes.len()).map(|i| self.header(i).master_id))
     }
 
     /// The consumer groups.
@@ -250,36 +181,69 @@ impl Stream {
         self.groups.get_mut(codec::decode_groups)
     }
 
+    /// Node `i`'s header (no body read).
+    fn header(&self, i: usize) -> Header {
+        match &self.nodes[i] {
+            Slot::Stored(j) => self.stored.header(*j),
+            Slot::Owned(n) => n.h,
+        }
+    }
+
+    /// Node `i`.
+    fn node(&self, i: usize) -> Cow<'_, Node> {
+        match &self.nodes[i] {
+            Slot::Stored(j) => Cow::Owned(self.stored.node(*j)),
+            Slot::Owned(n) => Cow::Borrowed(n),
+        }
+    }
+
+    /// Node `i`, to change.
+    fn node_mut(&mut self, i: usize) -> &mut Node {
+        if let Slot::Stored(j) = self.nodes[i] {
+            self.nodes[i] = Slot::Owned(Box::new(self.stored.node(j)));
+        }
+        match &mut self.nodes[i] {
+            Slot::Owned(n) => n,
+            Slot::Stored(_) => unreachable!("taken out just above"),
+        }
+    }
+
+    /// The first node with live entries, and the last.
+    fn first_live_node(&self) -> Option<usize> {
+        (0..self.nodes.len()).find(|&i| self.header(i).live > 0)
+    }
+
+    fn last_live_node(&self) -> Option<usize> {
+        (0..self.nodes.len())
+            .rev()
+            .find(|&i| self.header(i).live > 0)
+    }
+
     /// The first live entry's ID, `0-0` when empty (Redis's
     /// `recorded-first-entry-id`).
     pub fn first_id(&self) -> StreamId {
-        self.nodes
-            .iter()
-            .find(|n| n.live > 0)
-            .map_or(StreamId::MIN, |n| n.first_live)
+        self.first_live_node()
+            .map_or(StreamId::MIN, |i| self.header(i).first_live)
     }
 
     /// The last live entry's ID, `0-0` when empty (`streamLastValidID`).
     pub fn last_valid_id(&self) -> StreamId {
-        self.nodes
-            .iter()
-            .rev()
-            .find(|n| n.live > 0)
-            .map_or(StreamId::MIN, |n| n.last_live)
+        self.last_live_node()
+            .map_or(StreamId::MIN, |i| self.header(i).last_live)
     }
 
     /// The first live entry.
-    pub fn first(&self) -> Result<Option<&Item>, Corrupt> {
-        match self.nodes.iter().find(|n| n.live > 0) {
-            Some(n) => Ok(n.items()?.first()),
+    pub fn first(&self) -> Result<Option<Item>, Corrupt> {
+        match self.first_live_node() {
+            Some(i) => Ok(self.node(i).items()?.first().cloned()),
             None => Ok(None),
         }
     }
 
     /// The last live entry.
-    pub fn last(&self) -> Result<Option<&Item>, Corrupt> {
-        match self.nodes.iter().rev().find(|n| n.live > 0) {
-            Some(n) => Ok(n.items()?.last()),
+    pub fn last(&self) -> Result<Option<Item>, Corrupt> {
+        match self.last_live_node() {
+            Some(i) => Ok(self.node(i).items()?.last().cloned()),
             None => Ok(None),
         }
     }
@@ -301,7 +265,8 @@ impl Stream {
     }
 
     /// Adds an entry (`fields` alternate field and value) with an ID the
-    /// caller checked is above [`Stream::last_id`].
+    /// caller checked is above [`Stream::last_id`]. Only the tail node's
+    /// body is copied; no entry is decoded.
     pub fn append(
         &mut self,
         id: StreamId,
@@ -309,66 +274,61 @@ impl Stream {
         limits: Limits,
     ) -> Result<(), Corrupt> {
         debug_assert!(id > self.last_id);
-        let added_bytes: usize = fields.iter().map(|f| f.len()).sum();
+        let added_bytes: u64 = fields.iter().map(|f| f.len() as u64).sum();
         let max_bytes = if limits.max_bytes <= 0 || limits.max_bytes > LISTPACK_MAX_SIZE {
             LISTPACK_MAX_SIZE
         } else {
             limits.max_bytes
-        } as usize;
-        let full = match self.nodes.last() {
+        } as u64;
+        let full = match self.nodes.len().checked_sub(1) {
             None => true,
-            Some(n) => {
-                n.listpack_bytes()? + added_bytes >= max_bytes
-                    || (limits.max_entries > 0
-                        && n.live as i64 + n.deleted as i64 >= limits.max_entries)
+            Some(last) => {
+                let h = self.header(last);
+                self.node(last).listpack_bytes()? + added_bytes >= max_bytes
+                    || (limits.max_entries > 0 && (h.live + h.deleted) as i64 >= limits.max_entries)
             }
         };
         if full {
-            self.nodes.push(Node {
-                master_id: id,
-                master_fields: fields.iter().step_by(2).cloned().collect(),
-                deleted: 0,
-                deleted_bytes: 0,
-                last_id: id,
-                first_live: id,
-                last_live: id,
-                live: 0,
-                items: Lazy::new(Vec::new()),
-            });
+            self.nodes
+                .push(Slot::Owned(Box::new(Node::first(id, fields))));
+        } else {
+            let last = self.nodes.len() - 1;
+            self.node_mut(last).append(id, fields)?;
         }
-        let node = self.nodes.last_mut().expect("a node was just made");
-        node.items_mut()?.push(Item {
-            id,
-            fields: fields.to_vec(),
-        });
-        node.last_id = id;
-        node.sync();
         self.length += 1;
         self.entries_added += 1;
         self.last_id = id;
         Ok(())
     }
 
-    /// The node that would hold `id`.
+    /// The node that would hold live entry `id`.
     fn node_of(&self, id: StreamId) -> Option<usize> {
-        let n = self
-            .nodes
-            .partition_point(|n| n.master_id <= id)
-            .checked_sub(1)?;
-        let node = &self.nodes[n];
-        (node.live > 0 && node.first_live <= id && id <= node.last_live).then_some(n)
+        let mut lo = 0;
+        let mut hi = self.nodes.len();
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.header(mid).master_id <= id {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let n = lo.checked_sub(1)?;
+        let h = self.header(n);
+        (h.live > 0 && h.first_live <= id && id <= h.last_live).then_some(n)
     }
 
     /// The live entry `id`.
-    pub fn get(&self, id: StreamId) -> Result<Option<&Item>, Corrupt> {
+    pub fn get(&self, id: StreamId) -> Result<Option<Item>, Corrupt> {
         let Some(n) = self.node_of(id) else {
             return Ok(None);
         };
-        let items = self.nodes[n].items()?;
+        let node = self.node(n);
+        let items = node.items()?;
         Ok(items
             .binary_search_by(|i| i.id.cmp(&id))
             .ok()
-            .map(|at| &items[at]))
+            .map(|at| items[at].clone()))
     }
 
     /// Deletes the live entry `id` (`XDEL`); false when there is none. A
@@ -377,13 +337,13 @@ impl Stream {
         let Some(n) = self.node_of(id) else {
             return Ok(false);
         };
-        let Ok(at) = self.nodes[n].items()?.binary_search_by(|i| i.id.cmp(&id)) else {
+        let Ok(at) = self.node(n).items()?.binary_search_by(|i| i.id.cmp(&id)) else {
             return Ok(false);
         };
-        if self.nodes[n].live == 1 {
+        if self.header(n).live == 1 {
             self.nodes.remove(n);
         } else {
-            self.nodes[n].delete_at(at)?;
+            self.node_mut(n).delete_at(at)?;
         }
         self.length -= 1;
         if id > self.max_deleted_id {
@@ -392,30 +352,45 @@ impl Stream {
         Ok(true)
     }
 
+    /// The first node whose last ID is at or above `id`.
+    fn first_node_reaching(&self, id: StreamId) -> usize {
+        let (mut lo, mut hi) = (0, self.nodes.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.header(mid).last_id < id {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+
     /// Up to `limit` live entries from `start` to `end`, both inclusive, in
-    /// order; only the nodes in that range are decoded.
+    /// order; only the nodes in that range are read.
     pub fn range(
         &self,
         start: StreamId,
         end: StreamId,
         limit: usize,
-    ) -> Result<Vec<&Item>, Corrupt> {
+    ) -> Result<Vec<Item>, Corrupt> {
         let mut out = Vec::new();
-        let first = self.nodes.partition_point(|n| n.last_id < start);
-        for n in &self.nodes[first..] {
-            if n.master_id > end || out.len() >= limit {
+        for n in self.first_node_reaching(start)..self.nodes.len() {
+            let h = self.header(n);
+            if h.master_id > end || out.len() >= limit {
                 break;
             }
-            if n.live == 0 || n.last_live < start {
+            if h.live == 0 || h.last_live < start {
                 continue;
             }
-            let items = n.items()?;
+            let node = self.node(n);
+            let items = node.items()?;
             let from = items.partition_point(|i| i.id < start);
             for i in &items[from..] {
                 if i.id > end || out.len() >= limit {
                     return Ok(out);
                 }
-                out.push(i);
+                out.push(i.clone());
             }
         }
         Ok(out)
@@ -427,23 +402,34 @@ impl Stream {
         start: StreamId,
         end: StreamId,
         limit: usize,
-    ) -> Result<Vec<&Item>, Corrupt> {
+    ) -> Result<Vec<Item>, Corrupt> {
         let mut out = Vec::new();
-        let past = self.nodes.partition_point(|n| n.master_id <= end);
-        for n in self.nodes[..past].iter().rev() {
-            if n.last_id < start || out.len() >= limit {
+        // Nodes whose first ID is above `end` hold nothing in range.
+        let (mut lo, mut hi) = (0, self.nodes.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.header(mid).master_id <= end {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        for n in (0..lo).rev() {
+            let h = self.header(n);
+            if h.last_id < start || out.len() >= limit {
                 break;
             }
-            if n.live == 0 || n.first_live > end {
+            if h.live == 0 || h.first_live > end {
                 continue;
             }
-            let items = n.items()?;
+            let node = self.node(n);
+            let items = node.items()?;
             let to = items.partition_point(|i| i.id <= end);
             for i in items[..to].iter().rev() {
                 if i.id < start || out.len() >= limit {
                     return Ok(out);
                 }
-                out.push(i);
+                out.push(i.clone());
             }
         }
         Ok(out)

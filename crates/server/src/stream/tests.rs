@@ -224,21 +224,40 @@ fn every_cut_is_an_error() {
 
 #[test]
 fn lying_counts_and_orders_are_errors() {
-    // Version, ids, a node count far beyond the bytes.
-    let huge = Bytes::from_static(b"\x01\x00\x00\x00\x00\x00\xff\xff\xff\xff\x0f");
+    let decode = |b: Vec<u8>| Stream::decode(&Bytes::from(b)).map(|_| ());
+    let raw = stream(150, Limits::default()).encode().to_vec();
+    // The node count (bytes 41..49) far beyond the value.
+    let mut b = raw.clone();
+    b[41..49].copy_from_slice(&u64::MAX.to_le_bytes());
+    assert_eq!(decode(b), Err(Corrupt("item count exceeds the value")));
+    // The groups' length beyond the value.
+    let mut b = raw.clone();
+    b[49..57].copy_from_slice(&(1u64 << 40).to_le_bytes());
+    assert_eq!(decode(b), Err(Corrupt("length exceeds the value")));
+    // The second node's first ID (its record at 57 + 112) below the first's.
+    let mut b = raw.clone();
+    b[169..177].copy_from_slice(&0u64.to_le_bytes());
+    assert_eq!(decode(b), Err(Corrupt("nodes out of order")));
+    // A body offset that does not follow the previous body.
+    let mut b = raw.clone();
+    b[57 + 96..57 + 104].copy_from_slice(&7u64.to_le_bytes());
+    assert_eq!(decode(b), Err(Corrupt("length exceeds the value")));
+    // A node with neither live nor deleted entries.
+    let mut b = raw.clone();
+    b[57 + 64..57 + 72].copy_from_slice(&0u64.to_le_bytes());
+    assert_eq!(decode(b), Err(Corrupt("empty node")));
+    // Two entries of a node swapped: the header is fine, reading is not.
+    let mut b = stream(2, Limits::default()).encode().to_vec();
+    let at: Vec<usize> = b
+        .windows(7)
+        .enumerate()
+        .filter(|(_, w)| *w == b"\x00\x04\x04item")
+        .map(|(i, _)| i - 1)
+        .collect();
+    b.swap(at[0], at[1]);
+    let swapped = Stream::decode(&Bytes::from(b)).unwrap();
     assert_eq!(
-        Stream::decode(&huge),
-        Err(Corrupt("item count exceeds the value"))
-    );
-    // One node (master 1-0, last 2-0, live 1-0..2-0, 2 live) whose
-    // entries come 2-0 then 1-0.
-    let out_of_order = Bytes::from_static(
-        b"\x01\x05\x00\x00\x00\x02\x01\x01\x00\x02\x00\x01\x00\x02\x00\x02\x00\x00\x01\x01f\
-          \x0e\x02\x00\x02\x01f\x01v\x01\x00\x02\x01f\x01v\x01\x00",
-    );
-    let s = Stream::decode(&out_of_order).unwrap();
-    assert_eq!(
-        s.range(StreamId::MIN, StreamId::MAX, 9).map(|_| ()),
+        swapped.range(StreamId::MIN, StreamId::MAX, 9).map(|_| ()),
         Err(Corrupt("entries out of order"))
     );
     let mut s = stream(2, Limits::default());
@@ -265,8 +284,8 @@ fn unchanged_nodes_and_groups_are_copied_not_decoded() {
         Limits::default(),
     )
     .unwrap();
-    assert!(back.nodes[0].items.decoded().is_none());
-    assert!(back.nodes[1].items.decoded().is_none());
+    assert!(matches!(back.nodes[0], Slot::Stored(0)));
+    assert!(matches!(back.nodes[1], Slot::Stored(1)));
     assert!(back.groups.decoded().is_none());
     let again = back.encode();
     s.append(
@@ -284,7 +303,21 @@ fn unchanged_nodes_and_groups_are_copied_not_decoded() {
         limit: 10_000,
     };
     assert_eq!(t.trim(approx).unwrap(), 100);
-    assert!(t.nodes.iter().all(|n| n.items.decoded().is_none()));
+    assert!(matches!(t.nodes[0], Slot::Stored(1)));
+    assert!(t.nodes.iter().take(1).all(|n| matches!(n, Slot::Stored(_))));
+    // An exact trim edits only the head node's bytes.
+    let exact = Trim {
+        by: TrimBy::MaxLen(140),
+        approx: false,
+        limit: 0,
+    };
+    assert_eq!(t.trim(exact).unwrap(), 11);
+    assert!(matches!(t.nodes[0], Slot::Owned(_)));
+    assert!(matches!(t.nodes[1], Slot::Stored(2)));
+    assert_eq!(ids(&t)[0], 112);
+    let reread = Stream::decode(&t.encode()).unwrap();
+    assert_eq!(ids(&reread), ids(&t));
+    assert_eq!(reread.node_count(), 2);
 }
 
 #[test]

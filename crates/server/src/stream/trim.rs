@@ -27,48 +27,62 @@ pub struct Trim {
 
 impl Stream {
     /// Trims the stream; returns how many entries were removed. Whole
-    /// nodes go without being decoded.
+    /// nodes go without being read; exact trimming then drops entries from
+    /// the head of the next node, one at a time.
     pub fn trim(&mut self, t: Trim) -> Result<u64, Corrupt> {
         let mut removed = 0u64;
-        while let Some(node) = self.nodes.first() {
+        // Whole nodes from the head: counted first, removed at once.
+        let mut whole = 0;
+        let mut length = self.length;
+        while whole < self.nodes.len() {
             if let TrimBy::MaxLen(max) = t.by {
-                if self.length <= max {
+                if length <= max {
                     break;
                 }
             }
-            let live = node.live as u64;
-            if t.limit != 0 && removed + live > t.limit {
+            let h = self.header(whole);
+            if t.limit != 0 && removed + h.live > t.limit {
                 break;
             }
-            let whole = match t.by {
-                TrimBy::MaxLen(max) => self.length - live >= max,
-                TrimBy::MinId(min) => node.last_id < min,
+            let drop = match t.by {
+                TrimBy::MaxLen(max) => length - h.live >= max,
+                TrimBy::MinId(min) => h.last_id < min,
             };
-            if whole {
-                self.nodes.remove(0);
-                self.length -= live;
-                removed += live;
-                continue;
-            }
-            if t.approx {
+            if !drop {
                 break;
             }
-            // Delete entries inside this node until the threshold holds;
-            // the node stays, even if no live entry is left in it.
-            let node = &mut self.nodes[0];
-            while node.live > 0 {
-                let stop = match t.by {
-                    TrimBy::MaxLen(max) => self.length <= max,
-                    TrimBy::MinId(min) => node.first_live >= min,
-                };
-                if stop {
-                    break;
-                }
-                node.delete_at(0)?;
-                self.length -= 1;
-                removed += 1;
+            length -= h.live;
+            removed += h.live;
+            whole += 1;
+        }
+        self.nodes.drain(..whole);
+        self.length = length;
+        let limited = t.limit != 0
+            && self.nodes.first().is_some_and(|_| {
+                let h = self.header(0);
+                removed + h.live > t.limit
+            });
+        if t.approx || limited || self.nodes.is_empty() {
+            return Ok(removed);
+        }
+        if let TrimBy::MaxLen(max) = t.by {
+            if self.length <= max {
+                return Ok(removed);
             }
-            break;
+        }
+        // Delete entries inside the next node until the threshold holds;
+        // the node stays, even if no live entry is left in it.
+        while self.header(0).live > 0 {
+            let stop = match t.by {
+                TrimBy::MaxLen(max) => self.length <= max,
+                TrimBy::MinId(min) => self.header(0).first_live >= min,
+            };
+            if stop {
+                break;
+            }
+            self.node_mut(0).delete_first()?;
+            self.length -= 1;
+            removed += 1;
         }
         Ok(removed)
     }

@@ -385,7 +385,6 @@ pub fn stream_script() -> Vec<Step> {
         ck("XINFO CONSUMERS a g", Check::Idle(1000)),
         c("XINFO CONSUMERS a nog"),
         c("XINFO CONSUMERS a"),
-        c("XPENDING a g - + 10"),
         ck("XPENDING a g - + 10", Check::Idle(1000)),
         ck("XPENDING a g - + 10 alice", Check::Idle(1000)),
         ck("XPENDING a g - + 1", Check::Idle(1000)),

@@ -228,7 +228,7 @@ pub async fn xclaim(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         let mut claimed = Vec::new();
         let mut seen = false;
         for id in ids {
-            let Some(item) = s.get(id).map_err(corrupt)?.cloned() else {
+            let Some(item) = s.get(id).map_err(corrupt)? else {
                 // The entry is gone: so is its pending entry.
                 changed |= group_of(s, group)?.ack(id);
                 continue;
@@ -349,7 +349,7 @@ pub async fn xautoclaim(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             budget -= 1;
             let id = candidates[next];
             next += 1;
-            let item = s.get(id).map_err(corrupt)?.cloned();
+            let item = s.get(id).map_err(corrupt)?;
             let g = group_of(s, args.get(2))?;
             let Some(item) = item else {
                 g.ack(id);

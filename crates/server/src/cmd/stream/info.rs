@@ -184,7 +184,7 @@ fn stream(
         for (name, item) in [(&b"first-entry"[..], first), (b"last-entry", last)] {
             reply::bulk(ctx.out, name);
             match item {
-                Some(item) => reply_item(ctx.out, item),
+                Some(item) => reply_item(ctx.out, &item),
                 None => reply::null(ctx.out, proto),
             }
         }
@@ -193,7 +193,7 @@ fn stream(
     reply::bulk(ctx.out, b"entries");
     reply::array(ctx.out, entries.len());
     for item in entries {
-        reply_item(ctx.out, item);
+        reply_item(ctx.out, &item);
     }
     reply::bulk(ctx.out, b"groups");
     reply::array(ctx.out, groups.len());

@@ -83,7 +83,7 @@ pub async fn xrange(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, rev: bool) -> Flow {
     };
     reply::array(ctx.out, items.len());
     for item in items {
-        reply_item(ctx.out, item);
+        reply_item(ctx.out, &item);
     }
     Flow::Continue
 }
@@ -275,7 +275,7 @@ async fn read_plain(
         }
         let from = ids[i].next().unwrap_or(ids[i]);
         let items = s.range(from, StreamId::MAX, limit).map_err(corrupt)?;
-        served.push((i, items.into_iter().cloned().map(Ok).collect()));
+        served.push((i, items.into_iter().map(Ok).collect()));
     }
     Ok((!served.is_empty()).then_some(served))
 }
@@ -410,12 +410,7 @@ fn deliver(
     now: u64,
 ) -> Result<Vec<Result<Item, StreamId>>, String> {
     let from = last.next().unwrap_or(last);
-    let items: Vec<Item> = s
-        .range(from, StreamId::MAX, limit)
-        .map_err(corrupt)?
-        .into_iter()
-        .cloned()
-        .collect();
+    let items: Vec<Item> = s.range(from, StreamId::MAX, limit).map_err(corrupt)?;
     let mut read_counts = Vec::with_capacity(items.len());
     for item in &items {
         let tombstones = s.range_has_tombstones(Some(item.id), None);
@@ -465,7 +460,7 @@ fn history(
         .unwrap_or_default();
     let mut items = Vec::with_capacity(pending.len());
     for id in pending {
-        items.push(s.get(id).map_err(corrupt)?.cloned().ok_or(id));
+        items.push(s.get(id).map_err(corrupt)?.ok_or(id));
     }
     let group = group_mut(s, r.group)?;
     group.touch_consumer(r.consumer, now);

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# tiercache vs redis-server on collection workloads (streams, lists,
+# hashes, sets, sorted sets), the way issue 4 measures: both servers
+# pinned to core 0, redis-benchmark to core 1, the two servers alternating
+# within each round, best of ROUNDS per server and workload.
+#
+#   scripts/bench-collections.sh [ROUNDS] [WORKLOAD ...]
+#
+# Workloads (all when none is named):
+#   xadd-capped    XADD s MAXLEN ~ 1000 * f v           (a capped log)
+#   xadd-grow      XADD s * f v, the stream growing to 100,000 entries
+#   xrange-head    XRANGE s - + COUNT 10 on 100,000 entries
+#   xrevrange-tail XREVRANGE s + - COUNT 10 on 100,000 entries
+#   xread-tail     XREAD COUNT 10 STREAMS s <ID 10 before the end>
+#   lpush-grow     LPUSH q x, the list growing to 100,000 elements
+#   rpop-shrink    RPOP q on that list
+#   hset-1000      HSET h field:__rand_int__ v, 1,000 fields
+#   sadd-1000      SADD s member:__rand_int__, 1,000 members
+#   zadd-1000      ZADD z __rand_int__ member:__rand_int__, 1,000 members
+#
+# Each server is flushed and set up afresh before each of its runs, so both
+# start from the same data. Needs a release build, redis-server and
+# redis-benchmark. Prints a Markdown table; ratio = tiercache / redis-server.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/common.sh
+
+rounds=${1:-3}
+shift || true
+all=(xadd-capped xadd-grow xrange-head xrevrange-tail xread-tail lpush-grow rpop-shrink hset-1000 sadd-1000 zadd-1000)
+workloads=("${@:-${all[@]}}")
+[ $# -eq 0 ] && workloads=("${all[@]}")
+bin=${TIERCACHE_BIN:-target/release/tiercache}
+require_builds "$bin"
+require_tools redis-server redis-benchmark redis-cli taskset
+
+work=$(mktemp -d)
+tc_port=$(free_port)
+redis_port=$(free_port)
+taskset -c 0 "$bin" serve --data-dir "$work/tc" --resp "127.0.0.1:$tc_port" \
+  --memcache off --admin off 2>"$work/tiercache.log" &
+tc_pid=$!
+taskset -c 0 redis-server --port "$redis_port" --bind 127.0.0.1 --save '' \
+  --appendonly no --dir "$work" >"$work/redis.log" 2>&1 &
+redis_pid=$!
+trap 'kill $tc_pid $redis_pid 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+wait_for_port "$tc_port"
+wait_for_port "$redis_port"
+
+# fill_stream PORT N: a stream "s" of N entries with IDs 1-0 .. N-0.
+fill_stream() {
+  python3 - "$1" "$2" <<'PY'
+import socket, sys
+port, n = int(sys.argv[1]), int(sys.argv[2])
+s = socket.create_connection(("127.0.0.1", port))
+def cmd(*a):
+    return b"*%d\r\n" % len(a) + b"".join(b"$%d\r\n%s\r\n" % (len(x), x) for x in a)
+batch = 1000
+for start in range(1, n + 1, batch):
+    end = min(start + batch, n + 1)
+    s.sendall(b"".join(cmd(b"XADD", b"s", b"%d-0" % i, b"field", b"value") for i in range(start, end)))
+    got, want = b"", end - start
+    while got.count(b"\r\n") < want:
+        got += s.recv(1 << 20)
+PY
+}
+
+# setup WORKLOAD PORT: the data the workload starts from.
+setup() {
+  redis-cli -p "$2" flushall >/dev/null
+  case $1 in
+    xrange-head|xrevrange-tail|xread-tail) fill_stream "$2" 100000 ;;
+    rpop-shrink)
+      redis-benchmark -p "$2" -c 50 -n 100000 -q lpush q x >/dev/null 2>&1 ;;
+  esac
+}
+
+# bench WORKLOAD PORT -> requests per second
+bench() {
+  local args
+  case $1 in
+    xadd-capped) args=(-n 100000 xadd s maxlen '~' 1000 '*' field value) ;;
+    xadd-grow) args=(-n 100000 xadd s '*' field value) ;;
+    xrange-head) args=(-n 100000 xrange s - + count 10) ;;
+    xrevrange-tail) args=(-n 100000 xrevrange s + - count 10) ;;
+    xread-tail) args=(-n 100000 xread count 10 streams s 99990-0) ;;
+    lpush-grow) args=(-n 100000 lpush q x) ;;
+    rpop-shrink) args=(-n 100000 rpop q) ;;
+    hset-1000) args=(-n 200000 -r 1000 hset h field:__rand_int__ v) ;;
+    sadd-1000) args=(-n 200000 -r 1000 sadd s member:__rand_int__) ;;
+    zadd-1000) args=(-n 200000 -r 1000 zadd z __rand_int__ member:__rand_int__) ;;
+    *) echo "unknown workload $1" >&2; exit 2 ;;
+  esac
+  taskset -c 1 redis-benchmark -p "$2" -c 50 --csv "${args[@]}" 2>/dev/null |
+    awk -F'","' 'NR > 1 { gsub(/"/, ""); split($0, f, ","); print f[2]; exit }'
+}
+
+declare -A best
+for round in $(seq "$rounds"); do
+  for w in "${workloads[@]}"; do
+    for server in tiercache redis; do
+      port=$tc_port
+      [ "$server" = redis ] && port=$redis_port
+      setup "$w" "$port"
+      rps=$(bench "$w" "$port")
+      if awk -v a="$rps" -v b="${best[$server/$w]:-0}" 'BEGIN { exit !(a > b) }'; then
+        best[$server/$w]=$rps
+      fi
+    done
+  done
+  echo "round $round of $rounds done" >&2
+done
+
+echo "| workload | tiercache req/s | redis-server req/s | ratio |"
+echo "| --- | --- | --- | --- |"
+for w in "${workloads[@]}"; do
+  t=${best[tiercache/$w]:-0} r=${best[redis/$w]:-0}
+  ratio=$(awk -v a="$t" -v b="$r" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')
+  echo "| $w | $t | $r | **${ratio}×** |"
+done
