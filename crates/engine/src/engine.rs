@@ -195,6 +195,7 @@ impl Engine {
             memory_bytes: 256 << 20,
             namespaces: Vec::new(),
             backpressure_wait: Duration::from_secs(30),
+            patcher: None,
         }
     }
 
@@ -362,6 +363,17 @@ impl Engine {
             s.flush_errors += wb.flush_errors.load(Ordering::Relaxed);
         }
         s
+    }
+
+    /// Bytes of write-back journal records on disk, all namespaces (reads
+    /// the journal directories: for metrics and tests, not per request).
+    pub fn journal_bytes(&self) -> u64 {
+        self.core
+            .namespaces
+            .iter()
+            .filter_map(|ns| ns.wb.as_ref())
+            .map(|wb| wb.journal.disk_bytes())
+            .sum()
     }
 
     /// True once every namespace's key filter (see [`Store::exclusive`]) has

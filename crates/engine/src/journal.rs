@@ -39,6 +39,7 @@ use crate::entry::Entry;
 use crate::error::{EngineError, Result};
 use bytes::Bytes;
 use parking_lot::Mutex;
+use std::collections::HashSet;
 use std::fs::{self, File, OpenOptions};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -49,7 +50,7 @@ mod record;
 mod segment;
 
 pub use record::Record;
-use record::{decode, encode, encode_into, layout, OP_CLEAR, OP_DELETE, OP_SET};
+use record::{decode, encode, encode_into, layout, OP_CLEAR, OP_DELETE, OP_PATCH, OP_SET};
 use segment::{ActiveSegment, Sealed};
 
 /// When journal appends reach the disk.
@@ -141,6 +142,10 @@ struct Inner {
     written_seq: u64,
     /// Every record up to this sequence number has been fsynced.
     synced_seq: u64,
+    /// Keys with a whole value in the active segment, recorded by patched
+    /// writes: a patch of one of them is journaled as a patch (see
+    /// `crate::patch`). Emptied when the segment changes and by a clear.
+    full_images: HashSet<Bytes, ahash::RandomState>,
 }
 
 /// The write-back journal of one namespace. See the module documentation.
@@ -272,6 +277,7 @@ impl WriteBackJournal {
             last_seq,
             written_seq: last_seq,
             synced_seq: last_seq,
+            full_images: HashSet::default(),
         };
         let journal = WriteBackJournal {
             dir: dir.to_path_buf(),
@@ -340,6 +346,9 @@ impl WriteBackJournal {
         then: impl FnOnce(u64) -> T,
     ) -> T {
         let mut inner = self.inner.lock();
+        if op == OP_CLEAR {
+            inner.full_images.clear();
+        }
         let seq = inner.push(op, key, entry);
         self.publish_durable(&inner);
         then(seq)
@@ -358,6 +367,31 @@ impl WriteBackJournal {
         let seq = inner.push(op, &key, entry.as_ref());
         self.publish_durable(&inner);
         then(seq, key, entry)
+    }
+
+    /// [`Self::append_one_with`] of `key = entry`, journaled as `patch`
+    /// (which makes `entry`'s value of the key's value before) when the
+    /// active segment already holds a whole value of `key`; as `entry`
+    /// otherwise, after which later patches of `key` in this segment can be
+    /// journaled as patches. See `crate::patch`.
+    pub fn append_patch_one_with<T>(
+        &self,
+        key: Bytes,
+        entry: Entry,
+        patch: Bytes,
+        then: impl FnOnce(u64, Bytes, Option<Entry>) -> T,
+    ) -> T {
+        let mut inner = self.inner.lock();
+        let seq = if inner.full_images.contains(&key) {
+            let patch = Entry::with_kind(patch, entry.expires_at, entry.flags, entry.kind);
+            inner.push(OP_PATCH, &key, Some(&patch))
+        } else {
+            let seq = inner.push(OP_SET, &key, Some(&entry));
+            inner.full_images.insert(key.clone());
+            seq
+        };
+        self.publish_durable(&inner);
+        then(seq, key, Some(entry))
     }
 
     /// Appends a set (`Some`) or delete (`None`) per operation under one
@@ -477,6 +511,8 @@ impl WriteBackJournal {
         let fresh = ActiveSegment::create(next, path.clone(), inner.segment.next_capacity())
             .map_err(|e| io_err(&path, e))?;
         let sealed = std::mem::replace(&mut inner.segment, fresh).seal();
+        // A patch in the new segment must follow a whole value in it.
+        inner.full_images.clear();
         let sealed_seq = inner.written_seq;
         if self.policy == FsyncPolicy::Always && inner.synced_seq < sealed_seq {
             // Under `always` a commit may not see its record as synced

@@ -30,6 +30,11 @@ pub enum Change {
     Exact(Entry),
     /// Delete the key.
     Delete,
+    /// [`Change::Exact`], with a patch that makes this entry's value of
+    /// the key's current value: in write-back the journal records the
+    /// patch instead of the value when it can (see [`Patcher`](crate::Patcher)).
+    /// Elsewhere, and in multi-key writes, the same as `Exact`.
+    Patch(Entry, Bytes),
 }
 
 /// The result of [`Session::modify`].
@@ -96,6 +101,28 @@ impl Session<'_> {
         let _lock = core.lock_key(&key).await;
         let old = core.read(&key).await?;
         let (change, result) = f(old.as_ref());
+        if let Change::Patch(mut e, patch) = change {
+            e.cas = next_cas();
+            if old.is_none() || e.is_expired_at(now_ms()) {
+                // Nothing to patch: a whole value (or a delete).
+                let op = (!e.is_expired_at(now_ms())).then_some(e);
+                if op.is_none() && old.is_none() {
+                    return Ok(Modified {
+                        result,
+                        entry: None,
+                    });
+                }
+                core.write_stamped_one(key, op.clone(), &mut self.commit_through)
+                    .await?;
+                return Ok(Modified { result, entry: op });
+            }
+            core.write_patched_one(key, e.clone(), patch, &mut self.commit_through)
+                .await?;
+            return Ok(Modified {
+                result,
+                entry: Some(e),
+            });
+        }
         let op = match change {
             Change::Keep => return Ok(Modified { result, entry: old }),
             Change::Delete => None,
@@ -108,6 +135,7 @@ impl Session<'_> {
                 e.cas = next_cas();
                 Some(e)
             }
+            Change::Patch(..) => unreachable!("handled above"),
             Change::Touch(at) => match old {
                 None => {
                     return Ok(Modified {

@@ -32,6 +32,7 @@ use crate::entry::{now_ms, Entry};
 use crate::error::{EngineError, Result};
 use crate::journal::{FsyncPolicy, Record, WriteBackJournal};
 use crate::memory::{Cleaned, MemoryTier};
+use crate::patch::Patcher;
 use crate::store::{Mutation, Store, StoreError};
 use bytes::Bytes;
 use parking_lot::Mutex;
@@ -120,6 +121,9 @@ pub(crate) struct WriteBack {
     flush_lock: tokio::sync::Mutex<()>,
     pub(crate) flushes: AtomicU64,
     pub(crate) flush_errors: AtomicU64,
+    /// Applies journaled patches at replay; without one, patched writes
+    /// journal whole values (see `crate::patch`).
+    patcher: Option<Arc<dyn Patcher>>,
 }
 
 impl WriteBack {
@@ -132,6 +136,7 @@ impl WriteBack {
         l1: Arc<MemoryTier>,
         flush_batch: usize,
         flush_interval: Duration,
+        patcher: Option<Arc<dyn Patcher>>,
     ) -> Result<WriteBack> {
         let (journal, replay) = WriteBackJournal::open(dir, policy)?;
         if replay.clear_stores {
@@ -155,6 +160,7 @@ impl WriteBack {
             flush_lock: Default::default(),
             flushes: AtomicU64::new(0),
             flush_errors: AtomicU64::new(0),
+            patcher,
         };
         let replayed = replay.records.len();
         {
@@ -171,6 +177,21 @@ impl WriteBack {
                         wb.queue_locked(&mut q, key, Some(entry), seq, &|_| {});
                     }
                     Record::Delete { seq, key } => wb.queue_locked(&mut q, key, None, seq, &|_| {}),
+                    Record::Patch { seq, key, patch } => {
+                        let mut entry = wb.replay_patch(&q, &key, &patch).map_err(|why| {
+                            EngineError::Journal {
+                                path: dir.display().to_string(),
+                                source: std::io::Error::new(
+                                    std::io::ErrorKind::InvalidData,
+                                    format!(
+                                        "write-back journal record {seq}: {why}; refusing to start"
+                                    ),
+                                ),
+                            }
+                        })?;
+                        entry.cas = crate::entry::next_cas();
+                        wb.queue_locked(&mut q, key, Some(entry), seq, &|_| {});
+                    }
                     Record::Clear { .. } => unreachable!("replay strips Clear records"),
                 }
             }
@@ -179,6 +200,31 @@ impl WriteBack {
             tracing::info!(dir = %dir.display(), records = replayed, keys = wb.pending_len(), "replayed write-back journal");
         }
         Ok(wb)
+    }
+
+    /// The value a replayed patch makes of the value replayed before it
+    /// (dirty in the memory tier, or an operation the tier did not admit).
+    fn replay_patch(
+        &self,
+        q: &Queue,
+        key: &Bytes,
+        patch: &Entry,
+    ) -> std::result::Result<Entry, String> {
+        let Some(patcher) = &self.patcher else {
+            return Err("a patch, and no patcher is registered to apply it".into());
+        };
+        let base = match self.l1.dirty_entry(key) {
+            Some((e, _)) => Some(e),
+            None => q.pending.ops.get(key).cloned().flatten(),
+        };
+        let base = base.ok_or("a patch of a key with no value before it")?;
+        let value = patcher.apply(patch.kind, &base.value, &patch.value)?;
+        Ok(Entry::with_kind(
+            value,
+            patch.expires_at,
+            patch.flags,
+            patch.kind,
+        ))
     }
 
     fn add_dirty(&self, added: u64, removed: u64) {
@@ -303,6 +349,31 @@ impl WriteBack {
             self.queue_locked(&mut q, key, op, seq, &written);
             (seq, q.pending.len())
         });
+        if pending >= self.flush_batch {
+            self.wake.notify_one();
+        }
+        seq
+    }
+
+    /// [`Self::write_one`] of `key = entry`, journaled as `patch` when the
+    /// journal can (see `crate::patch`); as `entry` without a patcher.
+    pub(crate) fn write_one_patched(
+        &self,
+        key: Bytes,
+        entry: Entry,
+        patch: Bytes,
+        written: impl Fn(&Bytes),
+    ) -> u64 {
+        if self.patcher.is_none() {
+            return self.write_one(key, Some(entry), written);
+        }
+        let (seq, pending) =
+            self.journal
+                .append_patch_one_with(key, entry, patch, |seq, key, op| {
+                    let mut q = self.queue.lock();
+                    self.queue_locked(&mut q, key, op, seq, &written);
+                    (seq, q.pending.len())
+                });
         if pending >= self.flush_batch {
             self.wake.notify_one();
         }
@@ -685,6 +756,7 @@ mod tests {
             l1,
             1000,
             Duration::from_secs(3600),
+            None,
         )
         .await
         .unwrap()

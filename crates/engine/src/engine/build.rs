@@ -8,6 +8,7 @@ use crate::keyfilter::{KeyFilter, RecordingStore};
 use crate::load::Flights;
 use crate::memory::MemoryTier;
 use crate::namespace::{NamespaceConfig, NamespaceRouter, WriteMode};
+use crate::patch::Patcher;
 use crate::store::Store;
 use crate::writeback::WriteBack;
 use parking_lot::Mutex;
@@ -22,6 +23,7 @@ pub struct EngineBuilder {
     pub(super) memory_bytes: u64,
     pub(super) namespaces: Vec<NamespaceConfig>,
     pub(super) backpressure_wait: Duration,
+    pub(super) patcher: Option<Arc<dyn Patcher>>,
 }
 
 impl EngineBuilder {
@@ -43,6 +45,16 @@ impl EngineBuilder {
     /// [`EngineError::WriteBackFull`] (default 30 s).
     pub fn backpressure_wait(mut self, wait: Duration) -> Self {
         self.backpressure_wait = wait;
+        self
+    }
+
+    /// Registers the [`Patcher`] that applies the patches of
+    /// [`Change::Patch`](crate::Change::Patch) writes when a write-back
+    /// journal is replayed; with one, those writes journal their patch
+    /// instead of their whole value (see `crate::patch`). A journal holding
+    /// patches does not open without one.
+    pub fn patcher(mut self, patcher: Arc<dyn Patcher>) -> Self {
+        self.patcher = Some(patcher);
         self
     }
 
@@ -116,6 +128,7 @@ impl EngineBuilder {
                     l1.clone(),
                     cfg.flush_batch,
                     cfg.flush_interval,
+                    self.patcher.clone(),
                 )
                 .await?;
                 Some(Arc::new(wb))

@@ -150,7 +150,7 @@ impl Session<'_> {
                 Change::Delete if old.is_none() => continue,
                 Change::Delete => None,
                 Change::Put(e) => Some(core.with_default_ttl(&key, e)),
-                Change::Exact(e) => Some(e),
+                Change::Exact(e) | Change::Patch(e, _) => Some(e),
             };
             let op = op.filter(|e| !e.is_expired_at(now));
             match ops.iter_mut().find(|(k, _)| *k == key) {

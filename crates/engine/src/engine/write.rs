@@ -120,6 +120,33 @@ impl Core {
         Ok(())
     }
 
+    /// [`Core::write_stamped_one`] of an entry with a patch that makes its
+    /// value of the key's current one (see `crate::patch`): write-back
+    /// journals the patch when it can; other modes write the entry.
+    pub(crate) async fn write_patched_one(
+        &self,
+        key: Bytes,
+        entry: Entry,
+        patch: Bytes,
+        commit_through: &mut [u64],
+    ) -> Result<()> {
+        let idx = self.router.route(&key);
+        let ns = &self.namespaces[idx];
+        let Some(wb) = ns.wb.as_ref().filter(|_| !ns.cfg.stores.is_empty()) else {
+            return self
+                .write_stamped_one(key, Some(entry), commit_through)
+                .await;
+        };
+        if self.closing.load(Ordering::Relaxed) {
+            return Err(EngineError::ShuttingDown);
+        }
+        self.watches.touch(&key);
+        wb.wait_for_room(self.backpressure_wait).await?;
+        let seq = wb.write_one_patched(key, entry, patch, |k| self.flights.invalidate(k));
+        commit_through[idx] = commit_through[idx].max(seq);
+        Ok(())
+    }
+
     /// [`Core::write_many`] for entries whose cas is already what it must
     /// be (freshly stamped, or kept by a touch).
     pub(crate) async fn write_stamped(

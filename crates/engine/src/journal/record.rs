@@ -13,6 +13,10 @@
 //! `[flags: u32 LE][kind: u8]` between the key and the value. Strings never
 //! use it, so the two older layouts stay as they were.
 //!
+//! Op 6 is a patch (see `crate::patch`): the layout of op 5, the value
+//! bytes being the patch, which replay applies to the key's value before
+//! it; expiry, flags and kind are those of the value after.
+//!
 //! `crc` is the payload's CRC-32C (Castagnoli). Builds before 2026-11-23
 //! wrote its CRC-32 (IEEE, zlib's); replay accepts either, so their
 //! journals replay unchanged (an older build takes a CRC-32C record for
@@ -48,13 +52,26 @@ pub enum Record {
         /// Sequence number.
         seq: u64,
     },
+    /// `key` now holds what `patch.value` (a patch) makes of its value;
+    /// `patch`'s expiry, flags and kind are the new value's.
+    Patch {
+        /// Sequence number.
+        seq: u64,
+        /// Key.
+        key: Bytes,
+        /// The patch, with the new value's metadata.
+        patch: Entry,
+    },
 }
 
 impl Record {
     /// The record's sequence number.
     pub fn seq(&self) -> u64 {
         match self {
-            Record::Set { seq, .. } | Record::Delete { seq, .. } | Record::Clear { seq } => *seq,
+            Record::Set { seq, .. }
+            | Record::Delete { seq, .. }
+            | Record::Clear { seq }
+            | Record::Patch { seq, .. } => *seq,
         }
     }
 }
@@ -66,6 +83,8 @@ pub(super) const OP_CLEAR: u8 = 3;
 pub(super) const OP_SET_FLAGS: u8 = 4;
 /// A set of a non-string kind (format extension, see the module doc).
 pub(super) const OP_SET_KIND: u8 = 5;
+/// A patch (format extension, see the module doc).
+pub(super) const OP_PATCH: u8 = 6;
 pub(super) const HEADER: usize = 8;
 pub(super) const FIXED_PAYLOAD: usize = 1 + 8 + 8 + 4;
 /// Largest record accepted on replay: a claimed length above it is corruption.
@@ -80,7 +99,7 @@ pub(super) fn layout(op: u8, key: &[u8], entry: Option<&Entry>) -> (u8, usize) {
     };
     let flags_len = match op {
         OP_SET_FLAGS => 4,
-        OP_SET_KIND => 5,
+        OP_SET_KIND | OP_PATCH => 5,
         _ => 0,
     };
     let value_len = entry.map_or(0, |e| e.value.len());
@@ -105,12 +124,12 @@ pub(super) fn encode_into(dst: &mut [u8], op: u8, seq: u64, key: &[u8], entry: O
     fixed[25..29].copy_from_slice(&(key.len() as u32).to_le_bytes());
     let (key_dst, mut rest) = rest.split_at_mut(key.len());
     key_dst.copy_from_slice(key);
-    if op == OP_SET_FLAGS || op == OP_SET_KIND {
+    if op == OP_SET_FLAGS || op == OP_SET_KIND || op == OP_PATCH {
         let flags = entry.map_or(0, |e| e.flags);
         rest[..4].copy_from_slice(&flags.to_le_bytes());
         rest = &mut rest[4..];
     }
-    if op == OP_SET_KIND {
+    if op == OP_SET_KIND || op == OP_PATCH {
         rest[0] = entry.map_or(ValueKind::String, |e| e.kind).code();
         rest = &mut rest[1..];
     }
@@ -173,17 +192,22 @@ pub(super) fn decode(buf: &[u8]) -> std::result::Result<Option<(Record, usize)>,
                 entry: Entry::with_flags(Bytes::copy_from_slice(rest), expires_at, flags),
             }
         }
-        OP_SET_KIND => {
+        OP_SET_KIND | OP_PATCH => {
             if rest.len() < 5 {
                 return Err("bad flags length");
             }
             let flags = u32::from_le_bytes(rest[..4].try_into().unwrap());
             let kind = ValueKind::from_code(rest[4]).ok_or("unknown value kind")?;
             rest = &rest[5..];
-            Record::Set {
-                seq,
-                key,
-                entry: Entry::with_kind(Bytes::copy_from_slice(rest), expires_at, flags, kind),
+            let entry = Entry::with_kind(Bytes::copy_from_slice(rest), expires_at, flags, kind);
+            if op == OP_PATCH {
+                Record::Patch {
+                    seq,
+                    key,
+                    patch: entry,
+                }
+            } else {
+                Record::Set { seq, key, entry }
             }
         }
         OP_DELETE => Record::Delete { seq, key },

@@ -329,3 +329,34 @@ fn clear_voids_earlier_records_and_rotation_removes_sealed() {
         "sequence numbers continue after replay"
     );
 }
+
+#[test]
+fn a_patch_follows_a_whole_value_of_its_key_in_the_same_segment() {
+    let dir = tempfile::tempdir().unwrap();
+    let whole = Entry::with_kind("whole", Some(9), 3, ValueKind::Stream);
+    let next = Entry::with_kind("whole+1", Some(9), 3, ValueKind::Stream);
+    {
+        let (j, _) = WriteBackJournal::open(dir.path(), FsyncPolicy::No).unwrap();
+        let keep = |seq, _, _| seq;
+        // No whole value of "s" in the segment yet: written whole.
+        j.append_patch_one_with("s".into(), whole.clone(), "+0".into(), keep);
+        j.append_patch_one_with("s".into(), next.clone(), "+1".into(), keep);
+        // A new segment: whole again, then a patch.
+        j.rotate(|| ()).unwrap();
+        j.append_patch_one_with("s".into(), whole.clone(), "+2".into(), keep);
+        let s = j.append_patch_one_with("s".into(), next.clone(), "+3".into(), keep);
+        j.commit(s).unwrap();
+    }
+    let (_, r) = WriteBackJournal::open(dir.path(), FsyncPolicy::No).unwrap();
+    let patch = |seq: u64, p: &str| Record::Patch {
+        seq,
+        key: "s".into(),
+        patch: Entry::with_kind(p.to_string(), Some(9), 3, ValueKind::Stream),
+    };
+    let set = |seq: u64| Record::Set {
+        seq,
+        key: "s".into(),
+        entry: whole.clone(),
+    };
+    assert_eq!(r.records, [set(1), patch(2, "+1"), set(3), patch(4, "+3")]);
+}
