@@ -347,7 +347,10 @@ pub const HTTP_NAMESPACE: &str = "http:";
 /// (replaying write-back journals under `data_dir`).
 pub async fn open_engine(config: &Config, data_dir: &Path) -> Result<Engine, AssembleError> {
     let mut stores = Assembler::new(config, data_dir);
-    let mut builder = Engine::builder(data_dir).memory_bytes(config.memory.max_bytes);
+    // The server's commands journal patches of big values (streams).
+    let mut builder = Engine::builder(data_dir)
+        .memory_bytes(config.memory.max_bytes)
+        .patcher(std::sync::Arc::new(tiercache_server::CollectionPatcher));
     for (ns_name, ns) in config.namespaces() {
         let mut engine_ns = NamespaceConfig::new(ns_name, write_mode(ns.write))
             .ttl(ns.ttl)

@@ -253,3 +253,115 @@ fn collections_survive_a_sigkill_through_the_journal() {
     check_collections(&server, "after SIGKILL");
     assert!(server.sigterm(Duration::from_secs(10)).success());
 }
+
+/// A stream written many times between flushes is journaled as patches
+/// (the journal stays small); a SIGKILL then loses none of it: replay
+/// applies every patch, and the groups' state comes back with it.
+#[test]
+fn a_stream_journaled_as_patches_survives_a_sigkill() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let server = Server::start(&data);
+    let mut client = server.client();
+    let mut batch: Vec<Vec<Vec<u8>>> = Vec::new();
+    for i in 1..=2000u32 {
+        batch.push(vec![
+            b"XADD".to_vec(),
+            b"log".to_vec(),
+            b"MAXLEN".to_vec(),
+            b"~".to_vec(),
+            b"500".to_vec(),
+            format!("{i}-0").into_bytes(),
+            b"n".to_vec(),
+            i.to_string().into_bytes(),
+        ]);
+        if i % 7 == 0 {
+            batch.push(
+                ["XDEL", "log", &format!("{}-0", i - 3)]
+                    .map(|s| s.as_bytes().to_vec())
+                    .to_vec(),
+            );
+        }
+        if i == 1000 {
+            batch.push(
+                ["XGROUP", "CREATE", "log", "g", "0"]
+                    .map(|s| s.as_bytes().to_vec())
+                    .to_vec(),
+            );
+        }
+        if i > 1000 && i % 10 == 0 {
+            batch.push(
+                [
+                    "XREADGROUP",
+                    "GROUP",
+                    "g",
+                    "c",
+                    "COUNT",
+                    "3",
+                    "STREAMS",
+                    "log",
+                    ">",
+                ]
+                .map(|s| s.as_bytes().to_vec())
+                .to_vec(),
+            );
+        }
+    }
+    for chunk in batch.chunks(100) {
+        let args: Vec<Vec<&[u8]>> = chunk
+            .iter()
+            .map(|c| c.iter().map(|a| a.as_slice()).collect())
+            .collect();
+        let args: Vec<&[&[u8]]> = args.iter().map(|a| a.as_slice()).collect();
+        for reply in client.pipeline(&args) {
+            assert!(!matches!(reply, Reply::Error(_)), "{reply:?}");
+        }
+    }
+    let before = [
+        client.call(&[b"XRANGE", b"log", b"-", b"+"]),
+        client.call(&[b"XINFO", b"STREAM", b"log"]),
+        client.call(&[b"XPENDING", b"log", b"g"]),
+        client.call(&[b"XINFO", b"GROUPS", b"log"]),
+    ];
+    let Reply::Array(Some(entries)) = &before[0] else {
+        panic!("{:?}", before[0])
+    };
+    assert!(
+        entries.len() > 400,
+        "trimmed to about 500 ({})",
+        entries.len()
+    );
+    let journal = dir_bytes(&data.join("journal"));
+    server.kill9();
+    // 2,000 whole copies of a ~10 KB stream would be tens of MB.
+    assert!(journal < 3 << 20, "journal holds {journal} bytes");
+    let server = Server::start(&data);
+    let mut client = server.client();
+    let after = [
+        client.call(&[b"XRANGE", b"log", b"-", b"+"]),
+        client.call(&[b"XINFO", b"STREAM", b"log"]),
+        client.call(&[b"XPENDING", b"log", b"g"]),
+        client.call(&[b"XINFO", b"GROUPS", b"log"]),
+    ];
+    assert_eq!(after, before);
+    assert!(server.sigterm(Duration::from_secs(10)).success());
+}
+
+/// Bytes of the files under `dir`, recursively.
+fn dir_bytes(dir: &std::path::Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| {
+                    let p = e.path();
+                    if p.is_dir() {
+                        dir_bytes(&p)
+                    } else {
+                        e.metadata().map_or(0, |m| m.len())
+                    }
+                })
+                .sum()
+        })
+        .unwrap_or(0)
+}

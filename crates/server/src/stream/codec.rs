@@ -184,6 +184,7 @@ impl Stream {
             max_deleted_id: id_at(raw, 17),
             entries_added: u64_at(raw, 33),
             groups: Lazy::stored(raw.slice(bodies_at + bodies_len..)),
+            ops: Some(Vec::new()),
         };
         let mut offset = 0usize;
         let mut previous: Option<StreamId> = None;
@@ -222,7 +223,7 @@ impl Stream {
     }
 }
 
-fn encode_groups(out: &mut BytesMut, groups: &Groups) {
+pub(super) fn encode_groups(out: &mut BytesMut, groups: &Groups) {
     put_varint(out, groups.len() as u64);
     for (name, g) in groups {
         put_item(out, name);

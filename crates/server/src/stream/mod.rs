@@ -54,6 +54,7 @@ mod id;
 mod lazy;
 pub mod listpack;
 mod node;
+pub(crate) mod patch;
 mod rax;
 mod trim;
 
@@ -97,7 +98,7 @@ enum Slot {
 }
 
 /// The node thresholds in force (`CONFIG SET stream-node-max-*`).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
     /// `stream-node-max-entries` (0: no limit).
     pub max_entries: i64,
@@ -125,6 +126,9 @@ pub struct Stream {
     max_deleted_id: StreamId,
     entries_added: u64,
     groups: Lazy<Groups>,
+    /// The changes made since it was decoded (`None` for a stream made
+    /// here, which has nothing to patch), for [`Stream::take_patch`].
+    ops: Option<Vec<patch::Op>>,
 }
 
 impl PartialEq for Stream {
@@ -179,6 +183,32 @@ impl Stream {
     /// The consumer groups, to change.
     pub fn groups_mut(&mut self) -> Result<&mut Groups, Corrupt> {
         self.groups.get_mut(codec::decode_groups)
+    }
+
+    /// Sets the groups to their stored form `raw` (replaying a patch).
+    fn replace_groups(&mut self, raw: Bytes) {
+        self.groups = Lazy::stored(raw);
+    }
+
+    fn record(&mut self, op: patch::Op) {
+        if let Some(ops) = &mut self.ops {
+            ops.push(op);
+        }
+    }
+
+    /// The changes made since this stream was decoded, as a patch that
+    /// turns the bytes it was decoded from into [`Stream::encode`]'s (see
+    /// [`patch`]); `None` for a stream made here or unchanged.
+    pub fn take_patch(&mut self) -> Option<Bytes> {
+        let mut ops = self.ops.take()?;
+        if self.groups.raw().is_none() {
+            if let Some(groups) = self.groups.decoded() {
+                let mut raw = bytes::BytesMut::new();
+                codec::encode_groups(&mut raw, groups);
+                ops.push(patch::Op::Groups(raw.freeze()));
+            }
+        }
+        (!ops.is_empty()).then(|| patch::encode(&ops))
     }
 
     /// Node `i`'s header (no body read).
@@ -262,6 +292,11 @@ impl Stream {
         if let Some(id) = max_deleted {
             self.max_deleted_id = id;
         }
+        self.record(patch::Op::SetId {
+            last,
+            entries_added,
+            max_deleted,
+        });
     }
 
     /// Adds an entry (`fields` alternate field and value) with an ID the
@@ -298,6 +333,11 @@ impl Stream {
         self.length += 1;
         self.entries_added += 1;
         self.last_id = id;
+        self.record(patch::Op::Append {
+            id,
+            fields: fields.to_vec(),
+            limits,
+        });
         Ok(())
     }
 
@@ -349,6 +389,7 @@ impl Stream {
         if id > self.max_deleted_id {
             self.max_deleted_id = id;
         }
+        self.record(patch::Op::Delete(id));
         Ok(true)
     }
 

@@ -336,3 +336,120 @@ fn entries_read_estimates_follow_redis() {
     let g = Group::new(StreamId::new(6, 0), Some(6));
     assert_eq!(s.lag(&g), Some(4));
 }
+
+/// A small deterministic generator (no dependency needed for this).
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n
+    }
+}
+
+#[test]
+fn a_patch_applied_to_the_bytes_before_gives_the_bytes_after() {
+    let mut rng = Lcg(7);
+    let mut bytes = Stream::default().encode();
+    let mut next_ms = 1;
+    for round in 0..400 {
+        let mut s = Stream::decode(&bytes).unwrap();
+        let limits = Limits {
+            max_entries: [100, 10, 0][rng.next(3) as usize],
+            max_bytes: [4096, 300, 0][rng.next(3) as usize],
+        };
+        for _ in 0..1 + rng.next(4) {
+            match rng.next(10) {
+                0..=5 => {
+                    let value = "v".repeat(rng.next(60) as usize);
+                    let f = if rng.next(3) == 0 {
+                        fields(&[("a", &value), ("b", "12")])
+                    } else {
+                        fields(&[("item", &value)])
+                    };
+                    next_ms += 1 + rng.next(3);
+                    s.append(StreamId::new(next_ms, rng.next(2)), &f, limits)
+                        .unwrap();
+                }
+                6 => {
+                    let by = if rng.next(2) == 0 {
+                        TrimBy::MaxLen(rng.next(s.len() + 5))
+                    } else {
+                        TrimBy::MinId(StreamId::new(rng.next(next_ms + 1), 0))
+                    };
+                    let approx = rng.next(2) == 0;
+                    let limit = if approx { rng.next(150) } else { 0 };
+                    s.trim(Trim { by, approx, limit }).unwrap();
+                }
+                7 => {
+                    let id = StreamId::new(rng.next(next_ms + 1), rng.next(2));
+                    s.delete(id).unwrap();
+                }
+                8 => {
+                    let g = s.groups_mut().unwrap();
+                    let name = Bytes::from(format!("g{}", rng.next(3)));
+                    let group = g
+                        .entry(name)
+                        .or_insert_with(|| Group::new(StreamId::MIN, None));
+                    let consumer = format!("c{}", rng.next(3));
+                    group.touch_consumer(consumer.as_bytes(), round);
+                    let id = StreamId::new(rng.next(next_ms + 1), 0);
+                    group.assign(id, consumer.as_bytes(), round, 1 + rng.next(3));
+                }
+                _ => {
+                    let last = s.last_id();
+                    s.set_id(
+                        StreamId::new(last.ms + 1, 0),
+                        Some(s.entries_added() + 1),
+                        None,
+                    );
+                    next_ms = next_ms.max(last.ms + 1);
+                }
+            }
+        }
+        let patch = s.take_patch();
+        let after = s.encode();
+        if let Some(patch) = patch {
+            let replayed = super::patch::apply(&bytes, &patch).unwrap();
+            assert_eq!(replayed, after, "round {round}");
+        } else {
+            assert_eq!(after, bytes, "no change, no patch (round {round})");
+        }
+        bytes = after;
+    }
+    assert!(!Stream::decode(&bytes).unwrap().is_empty());
+}
+
+#[test]
+fn a_damaged_patch_is_an_error() {
+    let mut s = stream(3, Limits::default());
+    let before = s.encode();
+    let mut s2 = Stream::decode(&before).unwrap();
+    s2.append(
+        StreamId::new(9, 0),
+        &fields(&[("a", "1")]),
+        Limits::default(),
+    )
+    .unwrap();
+    let patch = s2.take_patch().unwrap();
+    for cut in 1..patch.len() {
+        assert!(
+            super::patch::apply(&before, &patch.slice(..cut)).is_err(),
+            "cut {cut}"
+        );
+    }
+    let mut unknown = patch.to_vec();
+    unknown[0] = 99;
+    assert!(super::patch::apply(&before, &Bytes::from(unknown)).is_err());
+    // An append at or below the last ID cannot come from a real command.
+    s.append(
+        StreamId::new(10, 0),
+        &fields(&[("a", "1")]),
+        Limits::default(),
+    )
+    .unwrap();
+    assert!(super::patch::apply(&s.encode(), &patch).is_err());
+}

@@ -30,6 +30,14 @@ impl Stream {
     /// nodes go without being read; exact trimming then drops entries from
     /// the head of the next node, one at a time.
     pub fn trim(&mut self, t: Trim) -> Result<u64, Corrupt> {
+        let removed = self.trim_nodes(t)?;
+        if removed > 0 {
+            self.record(super::patch::Op::Trim(t));
+        }
+        Ok(removed)
+    }
+
+    fn trim_nodes(&mut self, t: Trim) -> Result<u64, Corrupt> {
         let mut removed = 0u64;
         // Whole nodes from the head: counted first, removed at once.
         let mut whole = 0;

@@ -33,6 +33,7 @@ impl TestServer {
         let engine = Arc::new(
             Engine::builder(dir.path())
                 .memory_bytes(16 << 20)
+                .patcher(Arc::new(tiercache_server::CollectionPatcher))
                 .namespace(NamespaceConfig::new("default", WriteMode::Back).store(store.clone()))
                 .build()
                 .await

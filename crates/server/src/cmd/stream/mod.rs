@@ -25,7 +25,7 @@ use super::{engine_error_message, Ctx};
 use crate::resp::reply;
 use crate::stream::{Item, Limits, Stream, StreamId, NODE_MAX_BYTES, NODE_MAX_ENTRIES};
 use bytes::{Bytes, BytesMut};
-use tiercache_engine::{Change, Entry};
+use tiercache_engine::{Change, Entry, ValueKind};
 
 /// The node thresholds in force.
 pub fn limits(ctx: &Ctx<'_, '_>) -> Limits {
@@ -100,7 +100,7 @@ pub async fn modify<T>(
             match f(&mut s) {
                 Err(msg) => (Change::Keep, Err(msg)),
                 Ok((answer, false)) => (Change::Keep, Ok(answer)),
-                Ok((answer, true)) => match store(old, s.as_ref(), max) {
+                Ok((answer, true)) => match store(old, s.as_mut(), max) {
                     Ok(change) => (change, Ok(answer)),
                     Err(msg) => (Change::Keep, Err(msg)),
                 },
@@ -113,12 +113,25 @@ pub async fn modify<T>(
     }
 }
 
-/// The change that stores `s` in place of `old` (a deleted key for `None`).
-pub fn store(old: Option<&Entry>, s: Option<&Stream>, max: usize) -> Result<Change, String> {
-    match s {
-        Some(s) => collection::store(old, s, max),
-        None if old.is_some() => Ok(Change::Delete),
-        None => Ok(Change::Keep),
+/// The change that stores `s` in place of `old` (a deleted key for `None`):
+/// with the patch of what changed when `s` was decoded from `old`, so
+/// that write-back journals the patch, not the stream.
+pub fn store(old: Option<&Entry>, s: Option<&mut Stream>, max: usize) -> Result<Change, String> {
+    match (old, s) {
+        (Some(old), Some(s)) => {
+            let Some(patch) = s.take_patch() else {
+                return collection::store(Some(old), s, max);
+            };
+            let value = s.encode();
+            if value.len() > max {
+                return Err(collection::too_big("stream", max));
+            }
+            let entry = Entry::with_kind(value, old.expires_at, 0, ValueKind::Stream);
+            Ok(Change::Patch(entry, patch))
+        }
+        (old, Some(s)) => collection::store(old, s, max),
+        (Some(_), None) => Ok(Change::Delete),
+        (None, None) => Ok(Change::Keep),
     }
 }
 

@@ -316,24 +316,40 @@ async fn read_group(ctx: &mut Ctx<'_, '_>, r: GroupRead<'_>) -> Result<Option<Se
         })
         .collect();
     let max = ctx.server.config.limits.max_bulk_len;
-    let result = ctx
-        .session
-        .modify_many(unique.clone(), |found| {
+    // What the read changed in each stream, or the error reply.
+    let changes_of = |found: &[Option<tiercache_engine::Entry>]| {
+        let outcome = serve_group(found, &slot, &r).and_then(|(mut streams, changed, served)| {
             let mut changes = vec![Change::Keep; found.len()];
-            let outcome = serve_group(found, &slot, &r).and_then(|(streams, changed, served)| {
-                for (u, s) in streams.iter().enumerate() {
-                    if changed[u] {
-                        changes[u] = store(found[u].as_ref(), s.as_ref(), max)?;
-                    }
+            for (u, s) in streams.iter_mut().enumerate() {
+                if changed[u] {
+                    changes[u] = store(found[u].as_ref(), s.as_mut(), max)?;
                 }
-                Ok(served)
-            });
-            if outcome.is_err() {
-                changes.fill(Change::Keep);
             }
-            (changes, outcome)
-        })
-        .await;
+            Ok((changes, served))
+        });
+        match outcome {
+            Ok((changes, served)) => (changes, Ok(served)),
+            Err(msg) => (vec![Change::Keep; found.len()], Err(msg)),
+        }
+    };
+    let result = if let [key] = &unique[..] {
+        // One stream, the usual read: a one-key write, which write-back
+        // can journal as a patch.
+        ctx.session
+            .modify(key.clone(), |old| {
+                let (mut changes, served) = changes_of(&[old.cloned()]);
+                (changes.pop().expect("one key"), served)
+            })
+            .await
+            .map(|m| m.result)
+    } else {
+        ctx.session
+            .modify_many(unique.clone(), |found| {
+                let (changes, served) = changes_of(found);
+                (changes, served)
+            })
+            .await
+    };
     result.map_err(|e| engine_error_message(&e))?
 }
 
