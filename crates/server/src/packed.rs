@@ -114,6 +114,22 @@ impl<'a> Reader<'a> {
         Ok(out)
     }
 
+    /// Skips the next item (no slice made).
+    pub fn skip_item(&mut self) -> Result<(), Corrupt> {
+        let len = self.varint()?;
+        if len > (self.raw.len() - self.at) as u64 {
+            return Err(Corrupt("length exceeds the value"));
+        }
+        self.at += len as usize;
+        Ok(())
+    }
+
+    /// Moves to byte `at` (a position an earlier read returned).
+    pub fn seek(&mut self, at: usize) {
+        debug_assert!(at <= self.raw.len());
+        self.at = at.min(self.raw.len());
+    }
+
     /// How many bytes were read so far.
     pub fn position(&self) -> usize {
         self.at

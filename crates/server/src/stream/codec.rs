@@ -5,7 +5,7 @@
 //! ```text
 //! [version: u8 = 1]
 //! last_id.ms, last_id.seq, max_deleted_id.ms, max_deleted_id.seq,
-//! entries_added, node count, groups length            (u64, little-endian)
+//! entries_added, length, node count, groups length    (u64, little-endian)
 //! per node, 14 × u64:
 //!     master_id, last_id, first_live, last_live (2 each),
 //!     live, deleted, entries_lp, deleted_lp, body offset, body length
@@ -17,12 +17,14 @@
 //!         id, consumer (index in the group's list), delivery_time, delivery_count
 //! ```
 //!
-//! Decoding reads the header and checks the directory in one pass over
-//! its fixed records (nodes rising and not overlapping, bodies laid end to
-//! end inside the value, counts consistent); a node's body is checked when
-//! a command first reads it, and the groups when a command first uses
-//! them. Either way a damaged value is a [`Corrupt`] error, never a panic
-//! or an allocation sized by a damaged count.
+//! Decoding reads the header only: opening a stream costs the same
+//! whatever its size. A node's directory record is checked when a command
+//! reads the node (its bounds and counts consistent, its body inside the
+//! value), its body when a command reads its entries, the groups when a
+//! command uses them. A damaged value is a [`Corrupt`] error from the
+//! command that meets the damage, never a panic or an allocation sized by
+//! a damaged count; nodes out of order across the directory go unnoticed
+//! until then, and are never a cause of either.
 
 use super::lazy::Lazy;
 use super::node::{Header, Node};
@@ -32,8 +34,8 @@ use bytes::{BufMut, Bytes, BytesMut};
 use std::collections::BTreeMap;
 
 const VERSION: u8 = 1;
-/// Version byte and seven numbers.
-const HEADER: usize = 1 + 7 * 8;
+/// Version byte and eight numbers.
+const HEADER: usize = 1 + 8 * 8;
 /// A directory record: fourteen numbers.
 const RECORD: usize = 14 * 8;
 
@@ -42,6 +44,7 @@ const RECORD: usize = 14 * 8;
 pub(super) struct Stored {
     raw: Bytes,
     bodies_at: usize,
+    bodies_len: usize,
 }
 
 fn u64_at(raw: &[u8], at: usize) -> u64 {
@@ -76,17 +79,37 @@ impl Stored {
         self.record(i).0
     }
 
-    /// Node `i`, its body a slice of the stored value.
-    pub(super) fn node(&self, i: u32) -> Node {
+    /// Node `i`, its body a slice of the stored value, once its record is
+    /// checked.
+    pub(super) fn node(&self, i: u32) -> Result<Node, Corrupt> {
         let (h, off, len) = self.record(i);
-        let at = self.bodies_at + off;
-        Node::stored(h, self.raw.slice(at..at + len))
+        let ordered = h.master_id <= h.last_id
+            && (h.live == 0
+                || (h.master_id <= h.first_live
+                    && h.first_live <= h.last_live
+                    && h.last_live <= h.last_id));
+        if !ordered {
+            return Err(Corrupt("nodes out of order"));
+        }
+        if h.live == 0 && h.deleted == 0 {
+            return Err(Corrupt("empty node"));
+        }
+        let range = self
+            .body_range(off, len)
+            .ok_or(Corrupt("length exceeds the value"))?;
+        Ok(Node::stored(h, self.raw.slice(range)))
     }
 
-    /// Node `i`'s body bytes.
+    fn body_range(&self, off: usize, len: usize) -> Option<std::ops::Range<usize>> {
+        let end = off.checked_add(len).filter(|&e| e <= self.bodies_len)?;
+        Some(self.bodies_at + off..self.bodies_at + end)
+    }
+
+    /// Node `i`'s body bytes; none when its record is damaged (the node
+    /// then stays unreadable rather than take another's bytes).
     fn body(&self, i: u32) -> &[u8] {
         let (_, off, len) = self.record(i);
-        &self.raw[self.bodies_at + off..self.bodies_at + off + len]
+        self.body_range(off, len).map_or(&[][..], |r| &self.raw[r])
     }
 }
 
@@ -121,6 +144,7 @@ impl Stream {
         put_id(&mut out, self.last_id);
         put_id(&mut out, self.max_deleted_id);
         put_u64(&mut out, self.entries_added);
+        put_u64(&mut out, self.length);
         put_u64(&mut out, self.nodes.len() as u64);
         put_u64(&mut out, groups.len() as u64);
         let mut offset = 0u64;
@@ -136,9 +160,9 @@ impl Stream {
             offset += len;
         }
         for slot in &self.nodes {
-            match slot {
-                Slot::Stored(j) => out.extend_from_slice(self.stored.body(*j)),
-                Slot::Owned(n) => out.extend_from_slice(n.body()),
+            match *slot {
+                Slot::Stored(j) => out.extend_from_slice(self.stored.body(j)),
+                Slot::Owned(k) => out.extend_from_slice(self.owned[k as usize].body()),
             }
         }
         out.extend_from_slice(&groups);
@@ -146,14 +170,14 @@ impl Stream {
     }
 
     fn body_len(&self, i: usize) -> usize {
-        match &self.nodes[i] {
-            Slot::Stored(j) => self.stored.record(*j).2,
-            Slot::Owned(n) => n.body().len(),
+        match self.nodes[i] {
+            Slot::Stored(j) => self.stored.body(j).len(),
+            Slot::Owned(k) => self.owned[k as usize].body().len(),
         }
     }
 
-    /// Decodes a stored stream: the header and directory at once, node
-    /// bodies and groups when first used (slices of `raw`, no copy).
+    /// Decodes a stored stream: the header only; nodes and groups are
+    /// read when a command uses them (slices of `raw`, no copy).
     pub fn decode(raw: &Bytes) -> Result<Stream, Corrupt> {
         if raw.len() < HEADER {
             return Err(Corrupt("truncated"));
@@ -161,62 +185,34 @@ impl Stream {
         if raw[0] != VERSION {
             return Err(Corrupt("unknown version"));
         }
-        let count = u64_at(raw, 41);
-        let groups_len = u64_at(raw, 49);
+        let count = u64_at(raw, 49);
+        let groups_len = u64_at(raw, 57);
         let dir_len = count
             .checked_mul(RECORD as u64)
             .filter(|&n| n <= (raw.len() - HEADER) as u64)
             .ok_or(Corrupt("item count exceeds the value"))? as usize;
         let bodies_at = HEADER + dir_len;
-        let bodies_len = (raw.len() - bodies_at) as u64;
-        if groups_len > bodies_len {
+        let rest = (raw.len() - bodies_at) as u64;
+        if groups_len > rest {
             return Err(Corrupt("length exceeds the value"));
         }
-        let bodies_len = (bodies_len - groups_len) as usize;
-        let mut s = Stream {
+        let bodies_len = (rest - groups_len) as usize;
+        let s = Stream {
             stored: Stored {
                 raw: raw.clone(),
                 bodies_at,
+                bodies_len,
             },
-            nodes: Vec::with_capacity(count as usize),
-            length: 0,
+            nodes: (0..count as u32).map(Slot::Stored).collect(),
+            owned: Vec::new(),
+            length: u64_at(raw, 41),
             last_id: id_at(raw, 1),
             max_deleted_id: id_at(raw, 17),
             entries_added: u64_at(raw, 33),
             groups: Lazy::stored(raw.slice(bodies_at + bodies_len..)),
             ops: Some(Vec::new()),
         };
-        let mut offset = 0usize;
-        let mut previous: Option<StreamId> = None;
-        for i in 0..count as u32 {
-            let (h, off, len) = s.stored.record(i);
-            let in_order = h.master_id <= h.last_id
-                && !previous.is_some_and(|p| p >= h.master_id)
-                && (h.live == 0
-                    || (h.master_id <= h.first_live
-                        && h.first_live <= h.last_live
-                        && h.last_live <= h.last_id));
-            if !in_order {
-                return Err(Corrupt("nodes out of order"));
-            }
-            if h.live == 0 && h.deleted == 0 {
-                return Err(Corrupt("empty node"));
-            }
-            if off != offset || len > bodies_len - offset {
-                return Err(Corrupt("length exceeds the value"));
-            }
-            offset += len;
-            previous = Some(h.last_id);
-            s.length = s
-                .length
-                .checked_add(h.live)
-                .ok_or(Corrupt("count overflows"))?;
-            s.nodes.push(Slot::Stored(i));
-        }
-        if offset != bodies_len {
-            return Err(Corrupt("trailing bytes"));
-        }
-        if previous.is_some_and(|p| p > s.last_id) {
+        if count > 0 && s.stored.header(count as u32 - 1).last_id > s.last_id {
             return Err(Corrupt("entry above the last ID"));
         }
         Ok(s)

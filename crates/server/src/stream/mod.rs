@@ -90,11 +90,13 @@ pub struct Item {
 pub type Groups = BTreeMap<Bytes, Group>;
 
 /// A node of the stream: still where the stored value has it (by its
-/// directory index), or taken out to be changed.
-#[derive(Clone, Debug)]
+/// directory index), or taken out to be changed (by its index among the
+/// stream's owned nodes). Plain numbers, so a stream of many nodes opens
+/// and drops without work per node.
+#[derive(Clone, Copy, Debug)]
 enum Slot {
     Stored(u32),
-    Owned(Box<Node>),
+    Owned(u32),
 }
 
 /// The node thresholds in force (`CONFIG SET stream-node-max-*`).
@@ -121,6 +123,8 @@ pub struct Stream {
     /// The value this stream was decoded from (empty for a new one).
     stored: codec::Stored,
     nodes: Vec<Slot>,
+    /// The nodes taken out of the stored value (or made here).
+    owned: Vec<Node>,
     length: u64,
     last_id: StreamId,
     max_deleted_id: StreamId,
@@ -213,29 +217,36 @@ impl Stream {
 
     /// Node `i`'s header (no body read).
     fn header(&self, i: usize) -> Header {
-        match &self.nodes[i] {
-            Slot::Stored(j) => self.stored.header(*j),
-            Slot::Owned(n) => n.h,
+        match self.nodes[i] {
+            Slot::Stored(j) => self.stored.header(j),
+            Slot::Owned(k) => self.owned[k as usize].h,
         }
     }
 
-    /// Node `i`.
-    fn node(&self, i: usize) -> Cow<'_, Node> {
-        match &self.nodes[i] {
-            Slot::Stored(j) => Cow::Owned(self.stored.node(*j)),
-            Slot::Owned(n) => Cow::Borrowed(n),
+    /// Node `i` (its directory record checked).
+    fn node(&self, i: usize) -> Result<Cow<'_, Node>, Corrupt> {
+        match self.nodes[i] {
+            Slot::Stored(j) => Ok(Cow::Owned(self.stored.node(j)?)),
+            Slot::Owned(k) => Ok(Cow::Borrowed(&self.owned[k as usize])),
         }
     }
 
     /// Node `i`, to change.
-    fn node_mut(&mut self, i: usize) -> &mut Node {
+    fn node_mut(&mut self, i: usize) -> Result<&mut Node, Corrupt> {
         if let Slot::Stored(j) = self.nodes[i] {
-            self.nodes[i] = Slot::Owned(Box::new(self.stored.node(j)));
+            let node = self.stored.node(j)?;
+            self.nodes[i] = self.own(node);
         }
-        match &mut self.nodes[i] {
-            Slot::Owned(n) => n,
+        match self.nodes[i] {
+            Slot::Owned(k) => Ok(&mut self.owned[k as usize]),
             Slot::Stored(_) => unreachable!("taken out just above"),
         }
+    }
+
+    /// Keeps `node` among the owned ones; its slot.
+    fn own(&mut self, node: Node) -> Slot {
+        self.owned.push(node);
+        Slot::Owned((self.owned.len() - 1) as u32)
     }
 
     /// The first node with live entries, and the last.
@@ -265,7 +276,7 @@ impl Stream {
     /// The first live entry.
     pub fn first(&self) -> Result<Option<Item>, Corrupt> {
         match self.first_live_node() {
-            Some(i) => Ok(self.node(i).items()?.first().cloned()),
+            Some(i) => Ok(self.node(i)?.items()?.first().cloned()),
             None => Ok(None),
         }
     }
@@ -273,7 +284,7 @@ impl Stream {
     /// The last live entry.
     pub fn last(&self) -> Result<Option<Item>, Corrupt> {
         match self.last_live_node() {
-            Some(i) => Ok(self.node(i).items()?.last().cloned()),
+            Some(i) => Ok(self.node(i)?.items()?.last().cloned()),
             None => Ok(None),
         }
     }
@@ -319,16 +330,16 @@ impl Stream {
             None => true,
             Some(last) => {
                 let h = self.header(last);
-                self.node(last).listpack_bytes()? + added_bytes >= max_bytes
+                self.node(last)?.listpack_bytes()? + added_bytes >= max_bytes
                     || (limits.max_entries > 0 && (h.live + h.deleted) as i64 >= limits.max_entries)
             }
         };
         if full {
-            self.nodes
-                .push(Slot::Owned(Box::new(Node::first(id, fields))));
+            let slot = self.own(Node::first(id, fields));
+            self.nodes.push(slot);
         } else {
             let last = self.nodes.len() - 1;
-            self.node_mut(last).append(id, fields)?;
+            self.node_mut(last)?.append(id, fields)?;
         }
         self.length += 1;
         self.entries_added += 1;
@@ -363,7 +374,7 @@ impl Stream {
         let Some(n) = self.node_of(id) else {
             return Ok(None);
         };
-        let node = self.node(n);
+        let node = self.node(n)?;
         let items = node.items()?;
         Ok(items
             .binary_search_by(|i| i.id.cmp(&id))
@@ -377,13 +388,13 @@ impl Stream {
         let Some(n) = self.node_of(id) else {
             return Ok(false);
         };
-        let Ok(at) = self.node(n).items()?.binary_search_by(|i| i.id.cmp(&id)) else {
+        let Ok(at) = self.node(n)?.items()?.binary_search_by(|i| i.id.cmp(&id)) else {
             return Ok(false);
         };
         if self.header(n).live == 1 {
             self.nodes.remove(n);
         } else {
-            self.node_mut(n).delete_at(at)?;
+            self.node_mut(n)?.delete_at(at)?;
         }
         self.length -= 1;
         if id > self.max_deleted_id {
@@ -408,7 +419,8 @@ impl Stream {
     }
 
     /// Up to `limit` live entries from `start` to `end`, both inclusive, in
-    /// order; only the nodes in that range are read.
+    /// order; only the nodes in that range are read, and in them only the
+    /// entries needed are decoded.
     pub fn range(
         &self,
         start: StreamId,
@@ -424,15 +436,7 @@ impl Stream {
             if h.live == 0 || h.last_live < start {
                 continue;
             }
-            let node = self.node(n);
-            let items = node.items()?;
-            let from = items.partition_point(|i| i.id < start);
-            for i in &items[from..] {
-                if i.id > end || out.len() >= limit {
-                    return Ok(out);
-                }
-                out.push(i.clone());
-            }
+            self.node(n)?.scan(start, end, limit, false, &mut out)?;
         }
         Ok(out)
     }
@@ -463,15 +467,7 @@ impl Stream {
             if h.live == 0 || h.first_live > end {
                 continue;
             }
-            let node = self.node(n);
-            let items = node.items()?;
-            let to = items.partition_point(|i| i.id <= end);
-            for i in items[..to].iter().rev() {
-                if i.id < start || out.len() >= limit {
-                    return Ok(out);
-                }
-                out.push(i.clone());
-            }
+            self.node(n)?.scan(start, end, limit, true, &mut out)?;
         }
         Ok(out)
     }

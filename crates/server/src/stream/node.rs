@@ -160,6 +160,67 @@ impl Node {
         Ok(items)
     }
 
+    /// Pushes onto `out` the live entries from `start` to `end`
+    /// (inclusive), in order or, with `rev`, from the last, until `out`
+    /// holds `limit`: only those are decoded. A forward read walks from
+    /// the first entry and stops when done; a reverse one walks every
+    /// entry, without decoding, to find where each starts. Every entry
+    /// walked is checked as [`Node::items`] checks them.
+    pub fn scan(
+        &self,
+        start: StreamId,
+        end: StreamId,
+        limit: usize,
+        rev: bool,
+        out: &mut Vec<Item>,
+    ) -> Result<(), Corrupt> {
+        let (_, at) = self.master()?;
+        let mut r = Reader::new(&self.body);
+        r.seek(at);
+        let mut walked: u64 = 0;
+        let mut previous: Option<StreamId> = None;
+        let mut starts = Vec::new();
+        while walked < self.h.live {
+            let offset = r.position();
+            let id = StreamId::new(r.varint()?, r.varint()?);
+            let in_bounds = id >= self.h.master_id && id <= self.h.last_id;
+            if !in_bounds || previous.is_some_and(|p| p >= id) {
+                return Err(Corrupt("entries out of order"));
+            }
+            if walked == 0 && id != self.h.first_live {
+                return Err(Corrupt("entries disagree with their node"));
+            }
+            previous = Some(id);
+            walked += 1;
+            if !rev && (id > end || out.len() >= limit) {
+                return Ok(());
+            }
+            if rev || id < start {
+                let n = r.count(1)?;
+                for _ in 0..n {
+                    r.skip_item()?;
+                }
+                if rev && id >= start && id <= end {
+                    starts.push(offset);
+                }
+                continue;
+            }
+            r.seek(offset);
+            out.push(read_entry(&mut r)?);
+        }
+        if r.position() != self.body.len() || previous != Some(self.h.last_live) {
+            return Err(Corrupt("entries disagree with their node"));
+        }
+        for &offset in starts.iter().rev() {
+            if out.len() >= limit {
+                break;
+            }
+            r.seek(offset);
+            out.push(read_entry(&mut r)?);
+        }
+        Ok(())
+    }
+
     /// The bytes of this node's listpack in Redis.
     pub fn listpack_bytes(&self) -> Result<u64, Corrupt> {
         let (names, _) = self.master()?;

@@ -192,8 +192,16 @@ fn every_cut_is_an_error() {
     g.assign(StreamId::new(1, 0), b"c", 5, 1);
     s.groups_mut().unwrap().insert(Bytes::from("g"), g);
     let raw = s.encode();
+    // A cut shows at decode, or when the parts are read.
+    let whole_read = |b: &Bytes| -> Result<(), Corrupt> {
+        let s = Stream::decode(b)?;
+        s.range(StreamId::MIN, StreamId::MAX, usize::MAX)?;
+        s.groups()?;
+        Ok(())
+    };
+    assert!(whole_read(&raw).is_ok());
     for cut in 0..raw.len() {
-        assert!(Stream::decode(&raw.slice(..cut)).is_err(), "cut at {cut}");
+        assert!(whole_read(&raw.slice(..cut)).is_err(), "cut at {cut}");
     }
     // Damage inside a node's entries or the groups shows when they are
     // used, not before.
@@ -216,37 +224,68 @@ fn every_cut_is_an_error() {
     bytes[g] = 0x80; // a number that never ends
     let damaged = Stream::decode(&Bytes::from(bytes)).unwrap();
     assert!(damaged.groups().is_err());
+    // A byte after the groups: they no longer decode.
     let mut trailing = raw.to_vec();
     trailing.push(0);
-    assert!(Stream::decode(&Bytes::from(trailing)).is_err());
+    assert!(whole_read(&Bytes::from(trailing)).is_err());
     assert!(Stream::decode(&Bytes::from_static(b"\x02")).is_err());
 }
 
 #[test]
 fn lying_counts_and_orders_are_errors() {
     let decode = |b: Vec<u8>| Stream::decode(&Bytes::from(b)).map(|_| ());
+    // Damage found when a command reads the node.
+    let read = |b: Vec<u8>| {
+        Stream::decode(&Bytes::from(b))
+            .unwrap()
+            .range(StreamId::MIN, StreamId::MAX, usize::MAX)
+            .map(|_| ())
+    };
     let raw = stream(150, Limits::default()).encode().to_vec();
-    // The node count (bytes 41..49) far beyond the value.
+    const RECORDS: usize = 65;
+    // The node count (bytes 49..57) far beyond the value.
     let mut b = raw.clone();
-    b[41..49].copy_from_slice(&u64::MAX.to_le_bytes());
+    b[49..57].copy_from_slice(&u64::MAX.to_le_bytes());
     assert_eq!(decode(b), Err(Corrupt("item count exceeds the value")));
     // The groups' length beyond the value.
     let mut b = raw.clone();
-    b[49..57].copy_from_slice(&(1u64 << 40).to_le_bytes());
+    b[57..65].copy_from_slice(&(1u64 << 40).to_le_bytes());
     assert_eq!(decode(b), Err(Corrupt("length exceeds the value")));
-    // The second node's first ID (its record at 57 + 112) below the first's.
+    // The last node's last ID above the stream's.
+    let mut s = stream(2, Limits::default());
+    s.set_id(StreamId::new(1, 0), None, None);
+    assert_eq!(
+        Stream::decode(&s.encode()).map(|_| ()),
+        Err(Corrupt("entry above the last ID"))
+    );
+    // The first node's first ID above its last.
     let mut b = raw.clone();
-    b[169..177].copy_from_slice(&0u64.to_le_bytes());
-    assert_eq!(decode(b), Err(Corrupt("nodes out of order")));
-    // A body offset that does not follow the previous body.
+    b[RECORDS..RECORDS + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+    assert_eq!(read(b), Err(Corrupt("nodes out of order")));
+    // A body past the end of the bodies.
     let mut b = raw.clone();
-    b[57 + 96..57 + 104].copy_from_slice(&7u64.to_le_bytes());
-    assert_eq!(decode(b), Err(Corrupt("length exceeds the value")));
-    // A node with neither live nor deleted entries.
-    let mut b = raw.clone();
-    b[57 + 64..57 + 72].copy_from_slice(&0u64.to_le_bytes());
-    assert_eq!(decode(b), Err(Corrupt("empty node")));
-    // Two entries of a node swapped: the header is fine, reading is not.
+    b[RECORDS + 96..RECORDS + 104].copy_from_slice(&(1u64 << 40).to_le_bytes());
+    assert_eq!(read(b.clone()), Err(Corrupt("length exceeds the value")));
+    // Encoding such a stream keeps the damaged node unreadable, and the
+    // others whole.
+    let mut damaged = Stream::decode(&Bytes::from(b)).unwrap();
+    damaged
+        .append(
+            StreamId::new(151, 0),
+            &fields(&[("a", "1")]),
+            Limits::default(),
+        )
+        .unwrap();
+    let again = Stream::decode(&damaged.encode()).unwrap();
+    assert!(again.range(StreamId::MIN, StreamId::MAX, 9).is_err());
+    assert_eq!(
+        again
+            .range(StreamId::new(101, 0), StreamId::MAX, usize::MAX)
+            .unwrap()
+            .len(),
+        51
+    );
+    // Two entries of a node swapped: found by a read of either direction.
     let mut b = stream(2, Limits::default()).encode().to_vec();
     let at: Vec<usize> = b
         .windows(7)
@@ -256,16 +295,9 @@ fn lying_counts_and_orders_are_errors() {
         .collect();
     b.swap(at[0], at[1]);
     let swapped = Stream::decode(&Bytes::from(b)).unwrap();
-    assert_eq!(
-        swapped.range(StreamId::MIN, StreamId::MAX, 9).map(|_| ()),
-        Err(Corrupt("entries out of order"))
-    );
-    let mut s = stream(2, Limits::default());
-    s.set_id(StreamId::new(1, 0), None, None);
-    assert_eq!(
-        Stream::decode(&s.encode()).map(|_| ()),
-        Err(Corrupt("entry above the last ID"))
-    );
+    assert!(swapped.range(StreamId::MIN, StreamId::MAX, 9).is_err());
+    assert!(swapped.range_rev(StreamId::MIN, StreamId::MAX, 9).is_err());
+    assert!(swapped.first().is_err());
 }
 
 #[test]
@@ -452,4 +484,47 @@ fn a_damaged_patch_is_an_error() {
     )
     .unwrap();
     assert!(super::patch::apply(&s.encode(), &patch).is_err());
+}
+
+#[test]
+fn ranges_agree_with_a_plain_filter_over_every_entry() {
+    let mut rng = Lcg(11);
+    let mut s = Stream::default();
+    for i in 1..=700u64 {
+        let f = if i % 3 == 0 {
+            fields(&[("a", "1"), ("b", "2")])
+        } else {
+            fields(&[("item", &"x".repeat((i % 40) as usize))])
+        };
+        s.append(StreamId::new(i * 2, i % 2), &f, Limits::default())
+            .unwrap();
+    }
+    for i in (1..=700u64).filter(|i| i % 7 == 0) {
+        s.delete(StreamId::new(i * 2, i % 2)).unwrap();
+    }
+    // Read back from bytes, as commands do.
+    let s = Stream::decode(&s.encode()).unwrap();
+    let all = s.range(StreamId::MIN, StreamId::MAX, usize::MAX).unwrap();
+    assert_eq!(all.len(), 600);
+    for _ in 0..300 {
+        let a = StreamId::new(rng.next(1500), rng.next(2));
+        let b = StreamId::new(rng.next(1500), rng.next(2));
+        let (start, end) = (a.min(b), a.max(b));
+        let limit = [1, 3, 10, 150, usize::MAX][rng.next(5) as usize];
+        let want: Vec<_> = all
+            .iter()
+            .filter(|i| i.id >= start && i.id <= end)
+            .take(limit)
+            .cloned()
+            .collect();
+        assert_eq!(s.range(start, end, limit).unwrap(), want);
+        let want_rev: Vec<_> = all
+            .iter()
+            .rev()
+            .filter(|i| i.id >= start && i.id <= end)
+            .take(limit)
+            .cloned()
+            .collect();
+        assert_eq!(s.range_rev(start, end, limit).unwrap(), want_rev);
+    }
 }

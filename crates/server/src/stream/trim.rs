@@ -88,7 +88,7 @@ impl Stream {
             if stop {
                 break;
             }
-            self.node_mut(0).delete_first()?;
+            self.node_mut(0)?.delete_first()?;
             self.length -= 1;
             removed += 1;
         }
