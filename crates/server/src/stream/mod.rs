@@ -202,7 +202,7 @@ impl Stream {
 
     /// The changes made since this stream was decoded, as a patch that
     /// turns the bytes it was decoded from into [`Stream::encode`]'s (see
-    /// [`patch`]); `None` for a stream made here or unchanged.
+    /// `stream/patch.rs`); `None` for a stream made here or unchanged.
     pub fn take_patch(&mut self) -> Option<Bytes> {
         let mut ops = self.ops.take()?;
         if self.groups.raw().is_none() {

@@ -9,9 +9,8 @@
 //! checked in Redis's order, which differs per command: some look at the
 //! key before their integers, some after.
 //!
-//! The blocking commands (`BLPOP`, `BRPOP`, `BLMOVE`, `BRPOPLPUSH`,
-//! `BLMPOP`) are not built: they would need the engine to wake a waiting
-//! client on another client's write.
+//! The blocking forms (`BLPOP`, `BRPOP`, `BLMOVE`, `BRPOPLPUSH`, `BLMPOP`)
+//! are in [`blocking`](super::blocking), on top of [`pop`].
 
 pub mod pop;
 pub mod read;

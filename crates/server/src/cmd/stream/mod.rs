@@ -1,5 +1,5 @@
 //! The stream commands: `XADD XTRIM XDEL XLEN XSETID` ([`write`](mod@write)),
-//! `XRANGE XREVRANGE XREAD XREADGROUP` ([`read`]), `XGROUP XACK`
+//! `XRANGE XREVRANGE XREAD XREADGROUP` ([`read`](mod@read)), `XGROUP XACK`
 //! ([`group`]), `XPENDING XCLAIM XAUTOCLAIM` ([`claim`]) and `XINFO`
 //! ([`info`]).
 //!

@@ -9,9 +9,9 @@
 //! them (`strtod`, with its checks) and printed as Redis 7.0 prints them
 //! (`%.17g`).
 //!
-//! Not built: the commands that combine sorted sets (`ZUNION`, `ZINTER`,
-//! `ZDIFF`, their `STORE` forms, `ZINTERCARD`, `ZRANGESTORE`), `ZMPOP` and
-//! the blocking pops.
+//! The commands that combine sorted sets (`ZUNION`, `ZINTER`, `ZDIFF`,
+//! their `STORE` forms, `ZINTERCARD`) are in [`algebra`]; `ZMPOP` in
+//! [`write`](mod@write); the blocking pops in [`blocking`](super::blocking).
 
 pub mod algebra;
 pub mod range;
