@@ -2,7 +2,8 @@
 //! drives `tiercache serve` (with `requirepass`) through redis-py over RESP2
 //! and RESP3 — connection setup (AUTH, HELLO, CLIENT SETINFO), strings,
 //! counters, expiry, pipelines, transactions (`pipeline()`, `WATCH`,
-//! `transaction()`), `scan_iter`, `INFO` and `CLIENT` parsing.
+//! `transaction()`), collections, blocking pops, streams (consumer groups,
+//! claims, a blocking `XREAD`), `scan_iter`, `INFO` and `CLIENT` parsing.
 //!
 //! Skips loudly without `python3` or the `redis` package, version 5 or later
 //! (`pip3 install 'redis>=5'`), unless `TIERCACHE_REQUIRE_BACKENDS=1`.

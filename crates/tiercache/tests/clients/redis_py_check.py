@@ -115,8 +115,43 @@ for proto in (2, 3):
     assert waiter.blpop(["jobs"], timeout=0.05) is None
     assert tuple(waiter.bzpopmin("board", timeout=1)) == ("board", "bob", 3.5)
     waiter.close()
+    # Streams: a producer, a consumer group, claims, a blocking read.
+    assert r.xadd("ev", {"kind": "login"}, id="1-1") == "1-1"
+    r.xadd("ev", {"kind": "click"}, id="2-1")
+    auto = r.xadd("ev", {"kind": "logout"}, maxlen=1000, approximate=True)
+    assert auto.count("-") == 1 and r.xlen("ev") == 3
+    entries = r.xrange("ev", "-", "+", count=2)
+    assert [e[0] for e in entries] == ["1-1", "2-1"], entries
+    assert entries[0][1] == {"kind": "login"}, entries
+    assert [e[0] for e in r.xrevrange("ev", "+", "-", count=1)] == [auto]
+    assert r.xgroup_create("ev", "workers", id="0") is True
+    got = r.xreadgroup("workers", "w1", {"ev": ">"}, count=2)
+    # RESP2: [[stream, [(id, fields)...]]]; RESP3: {stream: [[...]]}.
+    batch = got["ev"][0] if isinstance(got, dict) else got[0][1]
+    assert [e[0] for e in batch] == ["1-1", "2-1"], got
+    pending = r.xpending("ev", "workers")
+    assert pending["pending"] == 2 and pending["min"] == "1-1", pending
+    assert r.xack("ev", "workers", "1-1") == 1
+    claimed = r.xclaim("ev", "workers", "w2", min_idle_time=0, message_ids=["2-1"], justid=True)
+    assert claimed == ["2-1"], claimed
+    info = r.xinfo_stream("ev")
+    assert info["length"] == 3 and info["last-generated-id"] == auto, info
+    groups = r.xinfo_groups("ev")
+    assert groups[0]["name"] == "workers" and groups[0]["pending"] == 1, groups
+    served = []
+    reader = redis.Redis(port=port, password=password, protocol=proto, decode_responses=True)
+    thread = threading.Thread(target=lambda: served.append(reader.xread({"ev": "$"}, block=10000)))
+    thread.start()
+    time.sleep(0.2)
+    r.xadd("ev", {"kind": "late"}, id="99999999999999-0")
+    thread.join()
+    out = served[0]
+    late = out["ev"][0] if isinstance(out, dict) else out[0][1]
+    assert [e[0] for e in late] == ["99999999999999-0"], out
+    reader.close()
+    expect_error(lambda: r.xadd("s1", {"a": 1}), redis.exceptions.ResponseError, "WRONGTYPE")
     expect_error(lambda: r.lpush("s1", "v"), redis.exceptions.ResponseError, "WRONGTYPE")
-    r.delete("l2", "s1", "s2", "board", "u")
+    r.delete("l2", "s1", "s2", "board", "u", "ev")
     # Keys.
     assert r.type("a") == "string" and r.type("missing") == "none"
     assert r.delete("a", "missing") == 1 and r.unlink("b") == 1
