@@ -345,14 +345,33 @@ impl WriteBack {
     /// number.
     pub(crate) fn write_one(&self, key: Bytes, op: Option<Entry>, written: impl Fn(&Bytes)) -> u64 {
         let (seq, pending) = self.journal.append_one_with(key, op, |seq, key, op| {
-            let mut q = self.queue.lock();
-            self.queue_locked(&mut q, key, op, seq, &written);
-            (seq, q.pending.len())
+            self.queue_one(seq, key, op, &written)
         });
+        self.wake_if_full(pending);
+        seq
+    }
+
+    /// Queues one journaled write (under the journal lock, which the
+    /// caller holds); returns its sequence number and the pending count.
+    #[inline]
+    fn queue_one(
+        &self,
+        seq: u64,
+        key: Bytes,
+        op: Option<Entry>,
+        written: &impl Fn(&Bytes),
+    ) -> (u64, usize) {
+        let mut q = self.queue.lock();
+        self.queue_locked(&mut q, key, op, seq, written);
+        (seq, q.pending.len())
+    }
+
+    /// Wakes the flusher when a batch's worth of keys is pending.
+    #[inline]
+    fn wake_if_full(&self, pending: usize) {
         if pending >= self.flush_batch {
             self.wake.notify_one();
         }
-        seq
     }
 
     /// [`Self::write_one`] of `key = entry`, journaled as `patch` when the
@@ -370,13 +389,9 @@ impl WriteBack {
         let (seq, pending) =
             self.journal
                 .append_patch_one_with(key, entry, patch, |seq, key, op| {
-                    let mut q = self.queue.lock();
-                    self.queue_locked(&mut q, key, op, seq, &written);
-                    (seq, q.pending.len())
+                    self.queue_one(seq, key, op, &written)
                 });
-        if pending >= self.flush_batch {
-            self.wake.notify_one();
-        }
+        self.wake_if_full(pending);
         seq
     }
 

@@ -8,33 +8,10 @@
 
 mod common;
 
-use common::{encode, Client, Reply, TestServer};
+use common::{blocked_clients, send, until_blocked, Client, Reply, TestServer};
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 use tiercache_engine::{Entry, ValueKind};
-
-fn send(args: &[&str]) -> Vec<u8> {
-    let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
-    encode(&args)
-}
-
-async fn blocked_clients(c: &mut Client) -> u64 {
-    let info = c.cmd(&["INFO", "clients"]).await.text();
-    info.lines()
-        .find_map(|l| l.strip_prefix("blocked_clients:"))
-        .and_then(|n| n.trim().parse().ok())
-        .expect("blocked_clients in INFO")
-}
-
-async fn until_blocked(c: &mut Client, n: u64) {
-    for _ in 0..500 {
-        if blocked_clients(c).await == n {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("never {n} blocked clients");
-}
 
 /// The entry IDs of a one-stream read reply (`[[key, [[id, fields]...]]]`).
 fn read_ids(r: &Reply) -> Vec<String> {

@@ -9,8 +9,9 @@ fn is_c_space(b: u8) -> bool {
 
 /// C `strtoull`/`strtoll` core: leading space, optional sign, decimal
 /// digits. Returns `(negative, magnitude, rest)`, or `None` when no digit
-/// was read or the magnitude overflows `u64` (`ERANGE`).
-fn strto(s: &[u8]) -> Option<(bool, u64, &[u8])> {
+/// was read or the magnitude overflows `u64` (`ERANGE`). Redis's
+/// `string2ull` (stream IDs) reads numbers with it too.
+pub(crate) fn strto(s: &[u8]) -> Option<(bool, u64, &[u8])> {
     let mut i = 0;
     while i < s.len() && is_c_space(s[i]) {
         i += 1;

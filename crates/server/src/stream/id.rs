@@ -130,30 +130,10 @@ pub fn string2ull(s: &[u8]) -> Option<u64> {
     if let Some(v) = crate::resp::parse_i64(s) {
         return u64::try_from(v).ok();
     }
-    let mut i = 0;
-    while i < s.len() && matches!(s[i], b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r') {
-        i += 1;
+    match crate::memcache::flags::strto(s)? {
+        (negative, v, []) => Some(if negative { v.wrapping_neg() } else { v }),
+        _ => None,
     }
-    let negative = match s.get(i) {
-        Some(b'-') => {
-            i += 1;
-            true
-        }
-        Some(b'+') => {
-            i += 1;
-            false
-        }
-        _ => false,
-    };
-    let digits = &s[i..];
-    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    let mut v: u64 = 0;
-    for &d in digits {
-        v = v.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
-    }
-    Some(if negative { v.wrapping_neg() } else { v })
 }
 
 impl fmt::Display for StreamId {

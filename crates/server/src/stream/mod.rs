@@ -352,19 +352,24 @@ impl Stream {
         Ok(())
     }
 
-    /// The node that would hold live entry `id`.
-    fn node_of(&self, id: StreamId) -> Option<usize> {
-        let mut lo = 0;
-        let mut hi = self.nodes.len();
+    /// The number of leading nodes whose header satisfies `pred` (which
+    /// holds for a prefix of the nodes): a binary search over headers.
+    fn partition(&self, pred: impl Fn(&Header) -> bool) -> usize {
+        let (mut lo, mut hi) = (0, self.nodes.len());
         while lo < hi {
             let mid = (lo + hi) / 2;
-            if self.header(mid).master_id <= id {
+            if pred(&self.header(mid)) {
                 lo = mid + 1;
             } else {
                 hi = mid;
             }
         }
-        let n = lo.checked_sub(1)?;
+        lo
+    }
+
+    /// The node that would hold live entry `id`.
+    fn node_of(&self, id: StreamId) -> Option<usize> {
+        let n = self.partition(|h| h.master_id <= id).checked_sub(1)?;
         let h = self.header(n);
         (h.live > 0 && h.first_live <= id && id <= h.last_live).then_some(n)
     }
@@ -404,20 +409,6 @@ impl Stream {
         Ok(true)
     }
 
-    /// The first node whose last ID is at or above `id`.
-    fn first_node_reaching(&self, id: StreamId) -> usize {
-        let (mut lo, mut hi) = (0, self.nodes.len());
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if self.header(mid).last_id < id {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        lo
-    }
-
     /// Up to `limit` live entries from `start` to `end`, both inclusive, in
     /// order; only the nodes in that range are read, and in them only the
     /// entries needed are decoded.
@@ -428,7 +419,8 @@ impl Stream {
         limit: usize,
     ) -> Result<Vec<Item>, Corrupt> {
         let mut out = Vec::new();
-        for n in self.first_node_reaching(start)..self.nodes.len() {
+        // A node whose last ID is below `start` holds nothing in range.
+        for n in self.partition(|h| h.last_id < start)..self.nodes.len() {
             let h = self.header(n);
             if h.master_id > end || out.len() >= limit {
                 break;
@@ -450,16 +442,7 @@ impl Stream {
     ) -> Result<Vec<Item>, Corrupt> {
         let mut out = Vec::new();
         // Nodes whose first ID is above `end` hold nothing in range.
-        let (mut lo, mut hi) = (0, self.nodes.len());
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if self.header(mid).master_id <= end {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        for n in (0..lo).rev() {
+        for n in (0..self.partition(|h| h.master_id <= end)).rev() {
             let h = self.header(n);
             if h.last_id < start || out.len() >= limit {
                 break;

@@ -56,9 +56,9 @@ fn put_entry(out: &mut BytesMut, id: StreamId, fields: &[Bytes]) {
     }
 }
 
-/// Reads one entry at the reader's position.
-fn read_entry(r: &mut Reader<'_>) -> Result<Item, Corrupt> {
-    let id = StreamId::new(r.varint()?, r.varint()?);
+/// Reads an entry's fields and values: a count (even, not zero), then
+/// the items.
+pub(crate) fn read_fields(r: &mut Reader<'_>) -> Result<Vec<Bytes>, Corrupt> {
     let n = r.count(1)?;
     if n == 0 || n % 2 != 0 {
         return Err(Corrupt("odd field count"));
@@ -67,7 +67,16 @@ fn read_entry(r: &mut Reader<'_>) -> Result<Item, Corrupt> {
     for _ in 0..n {
         fields.push(r.item()?);
     }
-    Ok(Item { id, fields })
+    Ok(fields)
+}
+
+/// Reads one entry at the reader's position.
+fn read_entry(r: &mut Reader<'_>) -> Result<Item, Corrupt> {
+    let id = StreamId::new(r.varint()?, r.varint()?);
+    Ok(Item {
+        id,
+        fields: read_fields(r)?,
+    })
 }
 
 impl Node {

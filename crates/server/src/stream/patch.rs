@@ -135,14 +135,7 @@ pub(crate) fn decode(raw: &Bytes) -> Result<Vec<Op>, Corrupt> {
                     max_entries: unzigzag(r.varint()?),
                     max_bytes: unzigzag(r.varint()?),
                 };
-                let n = r.count(1)?;
-                if n == 0 || n % 2 != 0 {
-                    return Err(Corrupt("odd field count"));
-                }
-                let mut fields = Vec::with_capacity(n);
-                for _ in 0..n {
-                    fields.push(r.item()?);
-                }
+                let fields = super::node::read_fields(&mut r)?;
                 Op::Append { id, fields, limits }
             }
             TRIM => {

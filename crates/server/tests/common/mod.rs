@@ -256,3 +256,30 @@ impl Client {
         })
     }
 }
+
+/// A request as RESP bytes (`encode` of text arguments).
+pub fn send(args: &[&str]) -> Vec<u8> {
+    let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+    encode(&args)
+}
+
+/// `INFO clients`' `blocked_clients`.
+pub async fn blocked_clients(c: &mut Client) -> u64 {
+    let info = c.cmd(&["INFO", "clients"]).await.text();
+    info.lines()
+        .find_map(|l| l.strip_prefix("blocked_clients:"))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("blocked_clients in INFO")
+}
+
+/// Waits until `n` clients are blocked (so a write sent next comes after
+/// the blocking request was run).
+pub async fn until_blocked(c: &mut Client, n: u64) {
+    for _ in 0..500 {
+        if blocked_clients(c).await == n {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("never {n} blocked clients");
+}

@@ -46,9 +46,32 @@ pub fn subcommand_syntax(sub: &[u8], cmd: &str) -> String {
     )
 }
 
+/// The subcommand of a container command (`XGROUP`, `XINFO`) to run, in
+/// lower case; `None` when it was answered here: an unknown subcommand or
+/// a wrong argument count (Redis's dispatch errors), or `HELP`.
+pub fn subcommand_to_run(
+    args: &Args<'_>,
+    ctx: &mut Ctx<'_, '_>,
+    cmd: &str,
+    table: &[(&'static str, i32)],
+    help: &[&str],
+) -> Option<&'static str> {
+    match subcommand(args, cmd, table) {
+        Ok("help") => {
+            reply_help(ctx, help);
+            None
+        }
+        Ok(sub) => Some(sub),
+        Err(msg) => {
+            ctx.error(&msg);
+            None
+        }
+    }
+}
+
 /// Checks a container command's subcommand and its arity, as Redis's
 /// dispatch does: `Ok(name)` (lower case) or the error reply.
-pub fn subcommand(
+fn subcommand(
     args: &Args<'_>,
     cmd: &str,
     table: &[(&'static str, i32)],
@@ -64,7 +87,7 @@ pub fn subcommand(
 }
 
 /// Replies with a help text, as Redis's `addReplyHelp`.
-pub fn reply_help(ctx: &mut Ctx<'_, '_>, lines: &[&str]) {
+fn reply_help(ctx: &mut Ctx<'_, '_>, lines: &[&str]) {
     reply::array(ctx.out, lines.len());
     for line in lines {
         reply::simple(ctx.out, line);
@@ -73,17 +96,9 @@ pub fn reply_help(ctx: &mut Ctx<'_, '_>, lines: &[&str]) {
 
 /// `XGROUP subcommand ...`.
 pub async fn xgroup(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
-    let sub = match subcommand(args, "xgroup", SUBCOMMANDS) {
-        Ok(sub) => sub,
-        Err(msg) => {
-            ctx.error(&msg);
-            return Flow::Continue;
-        }
-    };
-    if sub == "help" {
-        reply_help(ctx, HELP);
+    let Some(sub) = subcommand_to_run(args, ctx, "xgroup", SUBCOMMANDS, HELP) else {
         return Flow::Continue;
-    }
+    };
     let (mkstream, entries_read) = match parse_options(args, sub) {
         Ok(o) => o,
         Err(msg) => {

@@ -1,7 +1,7 @@
 //! `XINFO STREAM key [FULL [COUNT count]]`, `XINFO GROUPS key`, `XINFO
 //! CONSUMERS key group`, `XINFO HELP`: Redis 7.0's fields, in its order.
 
-use super::group::{reply_help, subcommand, subcommand_syntax};
+use super::group::{subcommand_syntax, subcommand_to_run};
 use super::{corrupt, parse_count, read, reply_id, reply_item};
 use crate::cmd::{Args, Ctx, Flow};
 use crate::resp::reply;
@@ -24,17 +24,9 @@ const HELP: &[&str] = &[
 
 /// `XINFO subcommand ...`.
 pub async fn xinfo(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
-    let sub = match subcommand(args, "xinfo", SUBCOMMANDS) {
-        Ok(sub) => sub,
-        Err(msg) => {
-            ctx.error(&msg);
-            return Flow::Continue;
-        }
-    };
-    if sub == "help" {
-        reply_help(ctx, HELP);
+    let Some(sub) = subcommand_to_run(args, ctx, "xinfo", SUBCOMMANDS, HELP) else {
         return Flow::Continue;
-    }
+    };
     let s = match read(ctx, args.get(2)).await {
         Ok(Some(s)) => s,
         Ok(None) => {
