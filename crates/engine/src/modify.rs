@@ -101,28 +101,21 @@ impl Session<'_> {
         let _lock = core.lock_key(&key).await;
         let old = core.read(&key).await?;
         let (change, result) = f(old.as_ref());
-        if let Change::Patch(mut e, patch) = change {
-            e.cas = next_cas();
-            if old.is_none() || e.is_expired_at(now_ms()) {
-                // Nothing to patch: a whole value (or a delete).
-                let op = (!e.is_expired_at(now_ms())).then_some(e);
-                if op.is_none() && old.is_none() {
-                    return Ok(Modified {
-                        result,
-                        entry: None,
-                    });
-                }
-                core.write_stamped_one(key, op.clone(), &mut self.commit_through)
+        let change = match change {
+            // A patch needs the value it applies to; without one (or for
+            // a value already expired: a delete) it is a whole write.
+            Change::Patch(mut e, patch) if old.is_some() && !e.is_expired_at(now_ms()) => {
+                e.cas = next_cas();
+                core.write_patched_one(key, e.clone(), patch, &mut self.commit_through)
                     .await?;
-                return Ok(Modified { result, entry: op });
+                return Ok(Modified {
+                    result,
+                    entry: Some(e),
+                });
             }
-            core.write_patched_one(key, e.clone(), patch, &mut self.commit_through)
-                .await?;
-            return Ok(Modified {
-                result,
-                entry: Some(e),
-            });
-        }
+            Change::Patch(e, _) => Change::Exact(e),
+            other => other,
+        };
         let op = match change {
             Change::Keep => return Ok(Modified { result, entry: old }),
             Change::Delete => None,
@@ -135,7 +128,7 @@ impl Session<'_> {
                 e.cas = next_cas();
                 Some(e)
             }
-            Change::Patch(..) => unreachable!("handled above"),
+            Change::Patch(..) => unreachable!("made Exact above"),
             Change::Touch(at) => match old {
                 None => {
                     return Ok(Modified {
