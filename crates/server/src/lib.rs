@@ -22,13 +22,15 @@
 //!   and `COMMAND` specs; arity, `NOAUTH` and key-size checks happen once,
 //!   at dispatch.
 //! - [`glob`]: Redis's `stringmatchlen` (`KEYS`, `SCAN MATCH`, `CONFIG GET`).
-//! - [`hash`], [`list`], [`set`], [`zset`]: the encodings of a Redis hash,
-//!   list, set and sorted set inside one engine entry of kind
-//!   `ValueKind::Hash`, `List`, `Set`, `ZSet`,
-//!   over the shared layout of [`packed`] (one bounds-checked decoding
-//!   pass); [`stream`], a stream (`ValueKind::Stream`: entries in Redis's
-//!   node structure, consumer groups); the engine and the stores carry
-//!   them as bytes and never decode them.
+//! - [`hash`], [`set`], [`zset`]: the encodings of a Redis hash, set and
+//!   sorted set inside one engine entry of kind `ValueKind::Hash`, `Set`,
+//!   `ZSet`, over the shared layout of [`packed`] (one bounds-checked
+//!   decoding pass); [`list`], a list in nodes (`ValueKind::List`: ends and
+//!   ranges read without decoding the rest); [`stream`], a stream
+//!   (`ValueKind::Stream`: entries in Redis's node structure, consumer
+//!   groups); the engine and the stores carry them as bytes and never
+//!   decode them. Lists and streams record their changes as patches for
+//!   the write-back journal ([`CollectionPatcher`] applies them).
 //! - [`listener`]: [`ListenAddr`], [`Listener`] and [`serve`]: accept loop,
 //!   client cap, clean shutdown.
 //! - [`shutdown`]: how connections learn that the server is stopping.

@@ -1,6 +1,6 @@
 //! The server's [`Patcher`]: applies the patches its commands journal
-//! (see the engine's `Change::Patch`), which only streams write so far
-//! ([`crate::stream`]'s operations).
+//! (see the engine's `Change::Patch`): a stream's operations
+//! ([`crate::stream`]) and a list's pushes and pops ([`crate::list`]).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -28,6 +28,8 @@ impl Patcher for CollectionPatcher {
         match kind {
             ValueKind::Stream => crate::stream::patch::apply(base, &Bytes::copy_from_slice(patch))
                 .map_err(|c| format!("a stream patch does not apply: {c}")),
+            ValueKind::List => crate::list::patch::apply(base, &Bytes::copy_from_slice(patch))
+                .map_err(|c| format!("a list patch does not apply: {c}")),
             other => Err(format!(
                 "no patches are written for values of kind {other:?}"
             )),

@@ -33,6 +33,12 @@ pub trait Collection: Sized + Default {
     fn encode(&self) -> Bytes;
     /// True when empty (the key must then not exist).
     fn is_empty(&self) -> bool;
+    /// The changes since it was decoded, as a patch of the bytes it was
+    /// decoded from (see the engine's `Change::Patch`), for types that
+    /// record them; `None` otherwise.
+    fn take_patch(&mut self) -> Option<Bytes> {
+        None
+    }
 }
 
 impl Collection for Hash {
@@ -60,6 +66,9 @@ impl Collection for List {
     }
     fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+    fn take_patch(&mut self) -> Option<Bytes> {
+        List::take_patch(self)
     }
 }
 
@@ -156,6 +165,21 @@ pub fn store<C: Collection>(old: Option<&Entry>, c: &C, max: usize) -> Result<Ch
     })
 }
 
+/// [`store`], as a patch when `c` was decoded from `old` and recorded
+/// its changes (a one-key write: write-back then journals the patch).
+pub fn store_patched<C: Collection>(
+    old: Option<&Entry>,
+    c: &mut C,
+    max: usize,
+) -> Result<Change, String> {
+    let patch = c.take_patch();
+    let change = store(old, c, max)?;
+    Ok(match (change, patch) {
+        (Change::Exact(entry), Some(patch)) => Change::Patch(entry, patch),
+        (change, _) => change,
+    })
+}
+
 /// Read-modify-write of the `C` at `key` (an absent key starts empty):
 /// `f` edits it under the key's lock and the result is [`store`]d.
 /// `Err` is the error reply.
@@ -178,7 +202,7 @@ pub async fn modify<C: Collection, T>(
                 Ok((answer, false)) => return (Change::Keep, Ok(answer)),
                 Ok((answer, true)) => answer,
             };
-            match store(old, &c, max) {
+            match store_patched(old, &mut c, max) {
                 Ok(change) => (change, Ok(answer)),
                 Err(msg) => (Change::Keep, Err(msg)),
             }
@@ -200,33 +224,68 @@ pub async fn take_from_first<C: Collection, T>(
     ctx: &mut Ctx<'_, '_>,
     keys: &[Bytes],
     skip_wrong_type: bool,
-    take: impl FnOnce(&mut C) -> T,
+    take: impl FnOnce(&mut C) -> Result<T, String>,
 ) -> Result<Option<(usize, T)>, String> {
     let max = ctx.server.config.limits.max_bulk_len;
+    let mut take = Some(take);
+    if let [key] = keys {
+        // One key (a `BLPOP` on one queue): a one-key write, which
+        // write-back can journal as a patch.
+        let r = ctx
+            .session
+            .modify(key.clone(), |old| {
+                take_from::<C, T>(old, skip_wrong_type, max, &mut take)
+            })
+            .await;
+        return match r {
+            Ok(m) => m.result.map(|t| t.map(|t| (0, t))),
+            Err(e) => Err(engine_error_message(&e)),
+        };
+    }
     let r = ctx
         .session
         .modify_many(keys.to_vec(), |found| {
             let mut changes = vec![Change::Keep; found.len()];
             for (at, entry) in found.iter().enumerate() {
-                let mut c = match collection_of::<C>(entry.as_ref()) {
-                    Ok(Some(c)) => c,
-                    Ok(None) => continue,
-                    Err(_) if skip_wrong_type => continue,
-                    Err(msg) => return (changes, Err(msg)),
-                };
-                let taken = take(&mut c);
-                return match store(entry.as_ref(), &c, max) {
-                    Ok(change) => {
+                match take_from::<C, T>(entry.as_ref(), skip_wrong_type, max, &mut take) {
+                    (_, Ok(None)) => continue,
+                    (change, Ok(Some(t))) => {
                         changes[at] = change;
-                        (changes, Ok(Some((at, taken))))
+                        return (changes, Ok(Some((at, t))));
                     }
-                    Err(msg) => (changes, Err(msg)),
-                };
+                    (_, Err(msg)) => return (changes, Err(msg)),
+                }
             }
             (changes, Ok(None))
         })
         .await;
     r.map_err(|e| engine_error_message(&e))?
+}
+
+/// [`take_from_first`] on one key's entry: `Ok(None)` when it holds
+/// nothing to take (absent, or of another type with `skip_wrong_type`);
+/// else the change that stores what `take` left.
+fn take_from<C: Collection, T>(
+    entry: Option<&Entry>,
+    skip_wrong_type: bool,
+    max: usize,
+    take: &mut Option<impl FnOnce(&mut C) -> Result<T, String>>,
+) -> (Change, Result<Option<T>, String>) {
+    let mut c = match collection_of::<C>(entry) {
+        Ok(Some(c)) => c,
+        Ok(None) => return (Change::Keep, Ok(None)),
+        Err(_) if skip_wrong_type => return (Change::Keep, Ok(None)),
+        Err(msg) => return (Change::Keep, Err(msg)),
+    };
+    let take = take.take().expect("one collection is taken from");
+    let taken = match take(&mut c) {
+        Ok(t) => t,
+        Err(msg) => return (Change::Keep, Err(msg)),
+    };
+    match store_patched(entry, &mut c, max) {
+        Ok(change) => (change, Ok(Some(taken))),
+        Err(msg) => (Change::Keep, Err(msg)),
+    }
 }
 
 /// The optional `count` of a pop (`LPOP`, `SPOP`, `ZPOPMIN`... at

@@ -3,9 +3,11 @@
 //! `LLEN LINDEX LRANGE LPOS` ([`read`]).
 //!
 //! A list is one engine entry of kind `ValueKind::List` holding the
-//! [`List`] encoding, read and written through
+//! [`List`] encoding (in nodes: pushes, pops and index or range reads touch
+//! only the nodes they need), read and written through
 //! [`collection`](super::collection) (one read-modify-write under the
-//! key's lock per command; an emptied list is deleted). Arguments are
+//! key's lock per command; an emptied list is deleted; a one-key push or
+//! pop is journaled as a patch). Arguments are
 //! checked in Redis's order, which differs per command: some look at the
 //! key before their integers, some after.
 //!
@@ -17,16 +19,9 @@ pub mod read;
 pub mod write;
 
 use super::Args;
+pub use crate::list::End;
 use crate::list::List;
-
-/// Which end of a list.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum End {
-    /// The head (`LEFT`).
-    Left,
-    /// The tail (`RIGHT`).
-    Right,
-}
+use crate::packed::Corrupt;
 
 impl End {
     /// `LEFT` or `RIGHT` (any case), as Redis's `getListPositionFromObjectOrReply`.
@@ -41,18 +36,17 @@ impl End {
     }
 }
 
+/// The error reply for a list value that does not decode.
+pub fn corrupt(c: Corrupt) -> String {
+    format!("ERR corrupt list value: {c}")
+}
+
 /// Removes an element from `end` of `list`.
-fn pop_end(list: &mut List, end: End) -> Option<bytes::Bytes> {
-    match end {
-        End::Left => list.pop_front(),
-        End::Right => list.pop_back(),
-    }
+fn pop_end(list: &mut List, end: End) -> Result<Option<bytes::Bytes>, String> {
+    list.pop(end).map_err(corrupt)
 }
 
 /// Adds `item` at `end` of `list`.
 fn push_end(list: &mut List, end: End, item: bytes::Bytes) {
-    match end {
-        End::Left => list.push_front(item),
-        End::Right => list.push_back(item),
-    }
+    list.push(end, item);
 }

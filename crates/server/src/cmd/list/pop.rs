@@ -30,7 +30,10 @@ pub async fn pop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, end: End) -> Flow {
             return Ok((None, false));
         }
         let n = count.unwrap_or(1).min(l.len() as u64) as usize;
-        let popped: Vec<Bytes> = (0..n).filter_map(|_| pop_end(l, end)).collect();
+        let mut popped = Vec::with_capacity(n);
+        for _ in 0..n {
+            popped.extend(pop_end(l, end)?);
+        }
         Ok((Some(popped), n > 0))
     })
     .await;
@@ -122,7 +125,11 @@ pub async fn pop_first(
 ) -> Result<Option<(usize, Vec<Bytes>)>, String> {
     collection::take_from_first::<List, _>(ctx, keys, skip_wrong_type, |l| {
         let n = count.min(l.len() as u64) as usize;
-        (0..n).filter_map(|_| pop_end(l, end)).collect()
+        let mut popped = Vec::with_capacity(n);
+        for _ in 0..n {
+            popped.extend(pop_end(l, end)?);
+        }
+        Ok(popped)
     })
     .await
 }
@@ -164,7 +171,7 @@ pub async fn move_one(
     if src == dst {
         // One list: rotate it (or nothing, for one element at the same end).
         return collection::modify::<List, _>(ctx, src, |l| {
-            let Some(e) = pop_end(l, from) else {
+            let Some(e) = pop_end(l, from)? else {
                 return Ok((None, false));
             };
             push_end(l, to, e.clone());
@@ -191,7 +198,11 @@ pub async fn move_one(
                 Ok(l) => l.unwrap_or_default(),
                 Err(msg) => return (keep, Err(msg)),
             };
-            let e = pop_end(&mut source, from).expect("a stored list is not empty");
+            let e = match pop_end(&mut source, from) {
+                Ok(Some(e)) => e,
+                Ok(None) => unreachable!("a stored list is not empty"),
+                Err(msg) => return (keep, Err(msg)),
+            };
             push_end(&mut target, to, e.clone());
             let changes = store(found[0].as_ref(), &source, max)
                 .and_then(|s| Ok(vec![s, store(found[1].as_ref(), &target, max)?]));

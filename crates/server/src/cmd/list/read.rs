@@ -1,5 +1,6 @@
 //! The list commands that only read: `LLEN`, `LINDEX`, `LRANGE`, `LPOS`.
 
+use super::corrupt;
 use crate::cmd::collection;
 use crate::cmd::{parse_i64, Args, Ctx, Flow, NOT_AN_INTEGER, SYNTAX_ERROR};
 use crate::list::List;
@@ -32,8 +33,10 @@ pub async fn lindex(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         ctx.error(NOT_AN_INTEGER);
         return Flow::Continue;
     };
-    let e = l.position(index).map(|i| l[i].clone());
-    ctx.bulk_or_null(e.as_deref());
+    match l.position(index).map(|i| l.get(i)).transpose() {
+        Ok(e) => ctx.bulk_or_null(e.flatten().as_deref()),
+        Err(c) => ctx.error(&corrupt(c)),
+    }
     Flow::Continue
 }
 
@@ -45,13 +48,15 @@ pub async fn lrange(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     };
     match collection::read::<List>(ctx, args.get(1)).await {
         Ok(None) => reply::array(ctx.out, 0),
-        Ok(Some(l)) => {
-            let span = l.span(start, stop);
-            reply::array(ctx.out, span.len());
-            for e in l.range(span) {
-                reply::bulk(ctx.out, e);
+        Ok(Some(l)) => match l.range(l.span(start, stop)) {
+            Ok(items) => {
+                reply::array(ctx.out, items.len());
+                for e in items {
+                    reply::bulk(ctx.out, &e);
+                }
             }
-        }
+            Err(c) => ctx.error(&corrupt(c)),
+        },
         Err(msg) => ctx.error(&msg),
     }
     Flow::Continue
@@ -94,6 +99,10 @@ pub async fn lpos(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     let l = match collection::read::<List>(ctx, args.get(1)).await {
         Ok(l) => l.unwrap_or_default(),
         Err(msg) => return error(ctx, &msg),
+    };
+    let l = match l.to_items() {
+        Ok(items) => items,
+        Err(c) => return error(ctx, &corrupt(c)),
     };
     let target = args.get(2);
     let len = l.len();

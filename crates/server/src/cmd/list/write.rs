@@ -1,7 +1,7 @@
 //! The list commands that add or change elements in place: `LPUSH`,
 //! `RPUSH`, `LPUSHX`, `RPUSHX`, `LINSERT`, `LSET`, `LREM`, `LTRIM`.
 
-use super::{push_end, End};
+use super::{corrupt, push_end, End};
 use crate::cmd::collection::{self, collection_of};
 use crate::cmd::{parse_i64, Args, Ctx, Flow, NOT_AN_INTEGER, SYNTAX_ERROR};
 use crate::list::List;
@@ -40,11 +40,12 @@ pub async fn linsert(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         if l.is_empty() {
             return Ok((0, false));
         }
-        let Some(at) = l.iter().position(|e| e == args.get(3)) else {
+        let items = l.items_mut().map_err(corrupt)?;
+        let Some(at) = items.iter().position(|e| e == args.get(3)) else {
             return Ok((-1, false));
         };
-        l.insert(at + usize::from(after), args.bytes(4));
-        Ok((l.len() as i64, true))
+        items.insert(at + usize::from(after), args.bytes(4));
+        Ok((items.len() as i64, true))
     })
     .await;
     match r {
@@ -86,7 +87,7 @@ pub async fn lset(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         let Some(i) = l.position(index) else {
             return Err("ERR index out of range".to_string());
         };
-        l[i] = args.bytes(3);
+        l.items_mut().map_err(corrupt)?[i] = args.bytes(3);
         Ok(((), true))
     })
     .await;
@@ -105,6 +106,7 @@ pub async fn lrem(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         return Flow::Continue;
     };
     let r = collection::modify::<List, _>(ctx, args.get(1), |l| {
+        let l = l.items_mut().map_err(corrupt)?;
         let target = args.get(3);
         let limit = if count == 0 {
             u64::MAX
@@ -157,6 +159,7 @@ pub async fn ltrim(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         if keep.len() == l.len() {
             return Ok(((), false));
         }
+        let l = l.items_mut().map_err(corrupt)?;
         l.truncate(keep.end);
         l.drain(..keep.start);
         Ok(((), true))

@@ -291,8 +291,10 @@ pub async fn pop_first(
     count: u64,
     skip_wrong_type: bool,
 ) -> Result<Option<(usize, Vec<(Bytes, f64)>)>, String> {
-    collection::take_from_first::<ZSet, _>(ctx, keys, skip_wrong_type, |z| take_ends(z, max, count))
-        .await
+    collection::take_from_first::<ZSet, _>(ctx, keys, skip_wrong_type, |z| {
+        Ok(take_ends(z, max, count))
+    })
+    .await
 }
 
 /// Removes up to `count` of the lowest (`max`: highest) members, in the
