@@ -14,6 +14,9 @@
 #   xread-tail     XREAD COUNT 10 STREAMS s <ID 10 before the end>
 #   lpush-grow     LPUSH q x, the list growing to 100,000 elements
 #   rpop-shrink    RPOP q on that list
+#   lrange-head    LRANGE q 0 9 on a list of 100,000 elements
+#   lindex-middle  LINDEX q 50000 on that list
+#   lmove-queue    LMOVE q done RIGHT LEFT, q starting at 100,000 elements
 #   hset-1000      HSET h field:__rand_int__ v, 1,000 fields
 #   sadd-1000      SADD s member:__rand_int__, 1,000 members
 #   zadd-1000      ZADD z __rand_int__ member:__rand_int__, 1,000 members
@@ -27,7 +30,8 @@ cd "$(dirname "$0")/.."
 
 rounds=${1:-3}
 shift || true
-all=(xadd-capped xadd-grow xrange-head xrevrange-tail xread-tail lpush-grow rpop-shrink hset-1000 sadd-1000 zadd-1000)
+all=(xadd-capped xadd-grow xrange-head xrevrange-tail xread-tail lpush-grow rpop-shrink
+  lrange-head lindex-middle lmove-queue hset-1000 sadd-1000 zadd-1000)
 workloads=("${@:-${all[@]}}")
 [ $# -eq 0 ] && workloads=("${all[@]}")
 bin=${TIERCACHE_BIN:-target/release/tiercache}
@@ -70,7 +74,7 @@ setup() {
   redis-cli -p "$2" flushall >/dev/null
   case $1 in
     xrange-head|xrevrange-tail|xread-tail) fill_stream "$2" 100000 ;;
-    rpop-shrink)
+    rpop-shrink|lrange-head|lindex-middle|lmove-queue)
       redis-benchmark -p "$2" -c 50 -n 100000 -q lpush q x >/dev/null 2>&1 ;;
   esac
 }
@@ -86,6 +90,9 @@ bench() {
     xread-tail) args=(-n 100000 xread count 10 streams s 99990-0) ;;
     lpush-grow) args=(-n 100000 lpush q x) ;;
     rpop-shrink) args=(-n 100000 rpop q) ;;
+    lrange-head) args=(-n 100000 lrange q 0 9) ;;
+    lindex-middle) args=(-n 100000 lindex q 50000) ;;
+    lmove-queue) args=(-n 100000 lmove q done right left) ;;
     hset-1000) args=(-n 200000 -r 1000 hset h field:__rand_int__ v) ;;
     sadd-1000) args=(-n 200000 -r 1000 sadd s member:__rand_int__) ;;
     zadd-1000) args=(-n 200000 -r 1000 zadd z __rand_int__ member:__rand_int__) ;;

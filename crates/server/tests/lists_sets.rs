@@ -179,7 +179,7 @@ async fn a_collection_cannot_grow_past_the_value_limit() {
     config.limits.max_bulk_len = 1000;
     let server = TestServer::start_with(config).await;
     let mut c = server.client().await;
-    // Three of these encode to 947 bytes (a 17-byte header, one 24-byte
+    // Three of these encode to 939 bytes (a 17-byte header, one 16-byte
     // node record, three 302-byte elements): a fourth is over.
     let item = "x".repeat(300);
     for n in 1..=3 {
@@ -201,7 +201,8 @@ async fn a_collection_cannot_grow_past_the_value_limit() {
     assert!(r.is_error_starting("ERR set would exceed"), "{r:?}");
     assert_eq!(c.cmd(&["SCARD", "s"]).await, Reply::Int(3));
     // Moving into a full list refuses and keeps both lists whole.
-    c.cmd(&["RPUSH", "small", &"y".repeat(60)]).await;
+    // 71 more bytes would make 1,010.
+    c.cmd(&["RPUSH", "small", &"y".repeat(70)]).await;
     let r = c.cmd(&["LMOVE", "small", "l", "LEFT", "LEFT"]).await;
     assert!(r.is_error_starting("ERR list would exceed"), "{r:?}");
     assert_eq!(c.cmd(&["LLEN", "small"]).await, Reply::Int(1));

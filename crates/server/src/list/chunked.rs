@@ -6,13 +6,19 @@
 //!
 //! ```text
 //! [version: u8 = 2] length, node count        (u64, little-endian)
-//! per node: element count, body offset, body length   (3 × u64)
-//! the bodies: per element, its length (varint) and bytes
+//! per node: element count, body length          (2 × u64)
+//! the bodies, in node order: per element, its length (varint) and bytes
 //! ```
+//!
+//! A decoded list is the nodes taken out at its head (changed), a run of
+//! stored nodes it has not touched, and the nodes taken out at its tail:
+//! lists change only at their ends in this form (other changes decode the
+//! whole list, see [`List::items_mut`](super::List::items_mut)). Encoding
+//! copies the untouched run's records and bodies in two blocks.
 //!
 //! A node closes at [`NODE_ITEMS`] elements or when an element would take
 //! its body past [`NODE_BYTES`] (a bigger element gets a node of its own).
-//! Every record is checked when its node is read; a damaged value is a
+//! A record is checked when its node is read; a damaged value is a
 //! [`Corrupt`] error from the command that meets it.
 
 use crate::packed::{put_item, Corrupt, Reader};
@@ -28,7 +34,7 @@ pub const NODE_ITEMS: u64 = 128;
 /// `list-max-listpack-size -2` (8 KB).
 pub const NODE_BYTES: usize = 8192;
 const HEADER: usize = 1 + 2 * 8;
-const RECORD: usize = 3 * 8;
+const RECORD: usize = 2 * 8;
 
 fn u64_at(raw: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(raw[at..at + 8].try_into().expect("8 bytes"))
@@ -51,48 +57,99 @@ impl Node {
             starts.push(r.position());
             r.skip_item()?;
         }
-        if starts.len() as u64 != self.count {
+        if starts.len() as u64 != self.count || self.count == 0 {
             return Err(Corrupt("element count disagrees with its node"));
         }
         Ok(starts)
-    }
-
-    /// Element `i` of the node.
-    fn get(&self, i: usize) -> Result<Bytes, Corrupt> {
-        let mut r = Reader::new(&self.body);
-        for _ in 0..i {
-            r.skip_item()?;
-        }
-        r.item()
     }
 
     /// Whether `item` still fits.
     fn has_room(&self, item: &[u8]) -> bool {
         self.count < NODE_ITEMS && self.body.len() + item.len() + 10 <= NODE_BYTES
     }
+
+    fn single(item: &[u8]) -> Node {
+        let mut body = BytesMut::with_capacity(item.len() + 10);
+        put_item(&mut body, item);
+        Node {
+            count: 1,
+            body: body.freeze(),
+        }
+    }
 }
 
-#[derive(Clone, Copy, Debug)]
-enum Slot {
-    Stored(u32),
-    Owned(u32),
+/// The stored nodes not taken out: records `lo..hi` of the stored value,
+/// whose bodies are the bytes `lo_at..hi_at` of its bodies.
+#[derive(Clone, Debug, Default)]
+struct Run {
+    raw: Bytes,
+    bodies_at: usize,
+    lo: usize,
+    hi: usize,
+    lo_at: usize,
+    hi_at: usize,
+}
+
+impl Run {
+    fn len(&self) -> usize {
+        self.hi - self.lo
+    }
+
+    /// Record `i`'s element count and body length.
+    fn record(&self, i: usize) -> (u64, u64) {
+        let at = HEADER + i * RECORD;
+        (u64_at(&self.raw, at), u64_at(&self.raw, at + 8))
+    }
+
+    /// The node of record `i`, whose body starts `at` bytes into the bodies.
+    fn node(&self, i: usize, at: usize) -> Result<Node, Corrupt> {
+        let (count, len) = self.record(i);
+        let end = (at as u64)
+            .checked_add(len)
+            .filter(|&e| e <= self.hi_at as u64)
+            .ok_or(Corrupt("length exceeds the value"))?;
+        if count == 0 {
+            return Err(Corrupt("empty node"));
+        }
+        Ok(Node {
+            count,
+            body: self
+                .raw
+                .slice(self.bodies_at + at..self.bodies_at + end as usize),
+        })
+    }
+
+    /// Takes the first stored node out.
+    fn take_first(&mut self) -> Result<Node, Corrupt> {
+        let node = self.node(self.lo, self.lo_at)?;
+        self.lo += 1;
+        self.lo_at += node.body.len();
+        Ok(node)
+    }
+
+    /// Takes the last stored node out.
+    fn take_last(&mut self) -> Result<Node, Corrupt> {
+        let (_, len) = self.record(self.hi - 1);
+        let at = (self.hi_at as u64)
+            .checked_sub(len)
+            .filter(|&a| a >= self.lo_at as u64)
+            .ok_or(Corrupt("length exceeds the value"))? as usize;
+        let node = self.node(self.hi - 1, at)?;
+        self.hi -= 1;
+        self.hi_at = at;
+        Ok(node)
+    }
 }
 
 /// A list in nodes (see the module documentation).
 #[derive(Clone, Debug, Default)]
 pub struct Chunked {
-    raw: Bytes,
-    bodies_at: usize,
-    bodies_len: usize,
-    slots: VecDeque<Slot>,
-    owned: Vec<Node>,
+    /// Nodes before the stored run, head first.
+    head: VecDeque<Node>,
+    run: Run,
+    /// Nodes after the stored run, head first.
+    tail: Vec<Node>,
     len: u64,
-}
-
-fn item_bytes(item: &[u8]) -> BytesMut {
-    let mut b = BytesMut::with_capacity(item.len() + 10);
-    put_item(&mut b, item);
-    b
 }
 
 impl Chunked {
@@ -114,11 +171,16 @@ impl Chunked {
             return Err(Corrupt("element count disagrees with its nodes"));
         }
         Ok(Chunked {
-            raw: raw.clone(),
-            bodies_at: HEADER + dir,
-            bodies_len: raw.len() - HEADER - dir,
-            slots: (0..count as u32).map(Slot::Stored).collect(),
-            owned: Vec::new(),
+            head: VecDeque::new(),
+            run: Run {
+                raw: raw.clone(),
+                bodies_at: HEADER + dir,
+                lo: 0,
+                hi: count as usize,
+                lo_at: 0,
+                hi_at: raw.len() - HEADER - dir,
+            },
+            tail: Vec::new(),
             len,
         })
     }
@@ -127,7 +189,8 @@ impl Chunked {
     pub fn from_items<'a>(items: impl Iterator<Item = &'a Bytes>) -> Chunked {
         let mut c = Chunked::default();
         for i in items {
-            c.push_back(i);
+            // Only nodes made here: nothing to check, nothing to fail.
+            c.push_back(i).expect("no stored node");
         }
         c
     }
@@ -142,130 +205,84 @@ impl Chunked {
         self.len == 0
     }
 
-    fn count(&self, slot: Slot) -> u64 {
-        match slot {
-            Slot::Stored(j) => u64_at(&self.raw, HEADER + j as usize * RECORD),
-            Slot::Owned(k) => self.owned[k as usize].count,
+    /// The first node, taken out to change (`None` when empty).
+    fn first_mut(&mut self) -> Result<Option<&mut Node>, Corrupt> {
+        if self.head.is_empty() {
+            let node = if self.run.len() > 0 {
+                self.run.take_first()?
+            } else if !self.tail.is_empty() {
+                self.tail.remove(0)
+            } else {
+                return Ok(None);
+            };
+            self.head.push_back(node);
         }
+        Ok(self.head.front_mut())
     }
 
-    fn node(&self, slot: Slot) -> Result<Node, Corrupt> {
-        match slot {
-            Slot::Stored(j) => {
-                let at = HEADER + j as usize * RECORD;
-                let (count, off, len) = (
-                    u64_at(&self.raw, at),
-                    u64_at(&self.raw, at + 8),
-                    u64_at(&self.raw, at + 16),
-                );
-                let end = off
-                    .checked_add(len)
-                    .filter(|&e| e <= self.bodies_len as u64)
-                    .ok_or(Corrupt("length exceeds the value"))?;
-                if count == 0 {
-                    return Err(Corrupt("empty node"));
-                }
-                let body = self
-                    .raw
-                    .slice(self.bodies_at + off as usize..self.bodies_at + end as usize);
-                Ok(Node { count, body })
-            }
-            Slot::Owned(k) => Ok(self.owned[k as usize].clone()),
+    /// The last node, taken out to change (`None` when empty).
+    fn last_mut(&mut self) -> Result<Option<&mut Node>, Corrupt> {
+        if self.tail.is_empty() {
+            let node = if self.run.len() > 0 {
+                self.run.take_last()?
+            } else if let Some(node) = self.head.pop_back() {
+                node
+            } else {
+                return Ok(None);
+            };
+            self.tail.push(node);
         }
-    }
-
-    /// Stores `node` in place of slot `at`.
-    fn set(&mut self, at: usize, node: Node) {
-        match self.slots[at] {
-            Slot::Owned(k) => self.owned[k as usize] = node,
-            Slot::Stored(_) => {
-                self.owned.push(node);
-                self.slots[at] = Slot::Owned((self.owned.len() - 1) as u32);
-            }
-        }
-    }
-
-    fn own(&mut self, node: Node) -> Slot {
-        self.owned.push(node);
-        Slot::Owned((self.owned.len() - 1) as u32)
+        Ok(self.tail.last_mut())
     }
 
     /// Adds `item` at the head.
-    pub fn push_front(&mut self, item: &Bytes) {
-        let first = self.slots.front().copied();
-        match first.map(|s| self.node(s)) {
-            Some(Ok(n)) if n.has_room(item) => {
-                let mut body = item_bytes(item);
+    pub fn push_front(&mut self, item: &Bytes) -> Result<(), Corrupt> {
+        match self.first_mut()? {
+            Some(n) if n.has_room(item) => {
+                let mut body = BytesMut::with_capacity(n.body.len() + item.len() + 10);
+                put_item(&mut body, item);
                 body.extend_from_slice(&n.body);
-                self.set(
-                    0,
-                    Node {
-                        count: n.count + 1,
-                        body: body.freeze(),
-                    },
-                );
+                n.body = body.freeze();
+                n.count += 1;
             }
-            _ => {
-                let slot = self.own(Node {
-                    count: 1,
-                    body: item_bytes(item).freeze(),
-                });
-                self.slots.push_front(slot);
-            }
+            _ => self.head.push_front(Node::single(item)),
         }
         self.len += 1;
+        Ok(())
     }
 
     /// Adds `item` at the tail.
-    pub fn push_back(&mut self, item: &Bytes) {
-        let last = self.slots.back().copied();
-        match last.map(|s| self.node(s)) {
-            Some(Ok(n)) if n.has_room(item) => {
+    pub fn push_back(&mut self, item: &Bytes) -> Result<(), Corrupt> {
+        match self.last_mut()? {
+            Some(n) if n.has_room(item) => {
                 let mut body = BytesMut::with_capacity(n.body.len() + item.len() + 10);
                 body.extend_from_slice(&n.body);
                 put_item(&mut body, item);
-                let at = self.slots.len() - 1;
-                self.set(
-                    at,
-                    Node {
-                        count: n.count + 1,
-                        body: body.freeze(),
-                    },
-                );
+                n.body = body.freeze();
+                n.count += 1;
             }
-            _ => {
-                let slot = self.own(Node {
-                    count: 1,
-                    body: item_bytes(item).freeze(),
-                });
-                self.slots.push_back(slot);
-            }
+            _ => self.tail.push(Node::single(item)),
         }
         self.len += 1;
+        Ok(())
     }
 
     /// Removes the head element.
     pub fn pop_front(&mut self) -> Result<Option<Bytes>, Corrupt> {
-        let Some(&slot) = self.slots.front() else {
+        let Some(n) = self.first_mut()? else {
             return Ok(None);
         };
-        let n = self.node(slot)?;
         let mut r = Reader::new(&n.body);
         let item = r.item()?;
+        let rest = n.body.slice(r.position()..);
         if n.count == 1 {
-            if r.position() != n.body.len() {
+            if !rest.is_empty() {
                 return Err(Corrupt("element count disagrees with its node"));
             }
-            self.slots.pop_front();
+            self.head.pop_front();
         } else {
-            let rest = n.body.slice(r.position()..);
-            self.set(
-                0,
-                Node {
-                    count: n.count - 1,
-                    body: rest,
-                },
-            );
+            n.body = rest;
+            n.count -= 1;
         }
         self.len -= 1;
         Ok(Some(item))
@@ -273,136 +290,149 @@ impl Chunked {
 
     /// Removes the tail element.
     pub fn pop_back(&mut self) -> Result<Option<Bytes>, Corrupt> {
-        let Some(&slot) = self.slots.back() else {
+        let Some(n) = self.last_mut()? else {
             return Ok(None);
         };
-        let n = self.node(slot)?;
         let last = *n.starts()?.last().expect("a node holds an element");
         let item = Reader::new(&n.body.slice(last..)).item()?;
         if n.count == 1 {
-            self.slots.pop_back();
+            self.tail.pop();
         } else {
-            let at = self.slots.len() - 1;
-            self.set(
-                at,
-                Node {
-                    count: n.count - 1,
-                    body: n.body.slice(..last),
-                },
-            );
+            n.body = n.body.slice(..last);
+            n.count -= 1;
         }
         self.len -= 1;
         Ok(Some(item))
     }
 
-    /// The node holding element `i`, and `i`'s place in it.
-    fn locate(&self, mut i: u64) -> Option<(usize, u64)> {
-        for (at, &slot) in self.slots.iter().enumerate() {
-            let count = self.count(slot);
-            if i < count {
-                return Some((at, i));
+    /// Visits the nodes in order, reading each only when `visit` asks
+    /// for it: `visit(count)` answers `Some(Some(skip))` to read that node
+    /// from its element `skip` on, `Some(None)` to pass it, `None` to stop;
+    /// `read(node, skip)` then gets it.
+    fn walk(
+        &self,
+        mut visit: impl FnMut(u64) -> Option<Option<u64>>,
+        mut read: impl FnMut(&Node, u64) -> Result<(), Corrupt>,
+    ) -> Result<(), Corrupt> {
+        for n in &self.head {
+            match visit(n.count) {
+                None => return Ok(()),
+                Some(Some(skip)) => read(n, skip)?,
+                Some(None) => {}
             }
-            i -= count;
         }
-        None
+        let mut at = self.run.lo_at;
+        for i in self.run.lo..self.run.hi {
+            let (count, len) = self.run.record(i);
+            match visit(count) {
+                None => return Ok(()),
+                Some(Some(skip)) => read(&self.run.node(i, at)?, skip)?,
+                Some(None) => {}
+            }
+            at = at.saturating_add(len as usize);
+        }
+        for n in &self.tail {
+            match visit(n.count) {
+                None => return Ok(()),
+                Some(Some(skip)) => read(n, skip)?,
+                Some(None) => {}
+            }
+        }
+        Ok(())
     }
 
     /// Element `i` (head first).
     pub fn get(&self, i: u64) -> Result<Option<Bytes>, Corrupt> {
-        match self.locate(i) {
-            Some((at, j)) => self.node(self.slots[at])?.get(j as usize).map(Some),
-            None => Ok(None),
-        }
+        let out = self.range(i..i.saturating_add(1))?;
+        Ok(out.into_iter().next())
     }
 
     /// Elements `range` (head first), reading only their nodes.
     pub fn range(&self, range: std::ops::Range<u64>) -> Result<Vec<Bytes>, Corrupt> {
-        let mut out = Vec::with_capacity((range.end - range.start).min(1 << 16) as usize);
-        let Some((mut at, mut skip)) = self.locate(range.start) else {
-            return Ok(out);
-        };
-        let mut left = range.end - range.start;
-        while left > 0 && at < self.slots.len() {
-            let n = self.node(self.slots[at])?;
-            let mut r = Reader::new(&n.body);
-            for _ in 0..skip {
-                r.skip_item()?;
-            }
-            for _ in skip..n.count {
-                if left == 0 {
-                    break;
+        let want = range.end.saturating_sub(range.start);
+        let mut out = Vec::with_capacity(want.min(1 << 16) as usize);
+        let mut first = 0u64; // the position of the node visited
+        self.walk(
+            |count| {
+                if first >= range.end {
+                    return None;
                 }
-                out.push(r.item()?);
-                left -= 1;
-            }
-            skip = 0;
-            at += 1;
-        }
+                let skip = range.start.saturating_sub(first);
+                first += count;
+                Some((skip < count).then_some(skip))
+            },
+            |n, skip| {
+                let mut r = Reader::new(&n.body);
+                for _ in 0..skip {
+                    r.skip_item()?;
+                }
+                for _ in skip..n.count {
+                    if out.len() as u64 >= want {
+                        break;
+                    }
+                    out.push(r.item()?);
+                }
+                Ok(())
+            },
+        )?;
         Ok(out)
     }
 
     /// Every element, decoded (checking every node).
     pub fn items(&self) -> Result<VecDeque<Bytes>, Corrupt> {
         let mut out = VecDeque::with_capacity(self.len.min(1 << 20) as usize);
-        for &slot in &self.slots {
-            let n = self.node(slot)?;
-            let mut r = Reader::new(&n.body);
-            for _ in 0..n.count {
-                out.push_back(r.item()?);
-            }
-            r.finish()?;
-        }
+        self.walk(
+            |_| Some(Some(0)),
+            |n, _| {
+                let mut r = Reader::new(&n.body);
+                for _ in 0..n.count {
+                    out.push_back(r.item()?);
+                }
+                r.finish()
+            },
+        )?;
         if out.len() as u64 != self.len {
             return Err(Corrupt("element count disagrees with its nodes"));
         }
         Ok(out)
     }
 
-    /// The stored form: untouched bodies copied as they are. A damaged
-    /// node is carried over unread (its body left out).
+    /// The stored form: the untouched run's records and bodies copied in
+    /// one block each.
     pub fn encode(&self) -> Bytes {
-        let nodes: Vec<(u64, &[u8])> = self.slots.iter().map(|&slot| self.parts(slot)).collect();
-        let bodies: usize = nodes.iter().map(|(_, b)| b.len()).sum();
-        let mut out = BytesMut::with_capacity(HEADER + nodes.len() * RECORD + bodies);
+        let run = &self.run;
+        let (run_records, run_bodies) = if run.len() > 0 {
+            (
+                &run.raw[HEADER + run.lo * RECORD..HEADER + run.hi * RECORD],
+                run.raw
+                    .get(run.bodies_at + run.lo_at..run.bodies_at + run.hi_at)
+                    .unwrap_or(&[]),
+            )
+        } else {
+            (&[][..], &[][..])
+        };
+        let owned = self.head.iter().chain(&self.tail);
+        let owned_bodies: usize = owned.clone().map(|n| n.body.len()).sum();
+        let nodes = self.head.len() + run.len() + self.tail.len();
+        let mut out =
+            BytesMut::with_capacity(HEADER + nodes * RECORD + owned_bodies + run_bodies.len());
         out.put_u8(VERSION);
         out.put_u64_le(self.len);
-        out.put_u64_le(nodes.len() as u64);
-        let mut offset = 0u64;
-        for (count, body) in &nodes {
-            out.put_u64_le(*count);
-            out.put_u64_le(offset);
-            out.put_u64_le(body.len() as u64);
-            offset += body.len() as u64;
-        }
-        for (_, body) in &nodes {
-            out.extend_from_slice(body);
-        }
+        out.put_u64_le(nodes as u64);
+        let record = |out: &mut BytesMut, n: &Node| {
+            out.put_u64_le(n.count);
+            out.put_u64_le(n.body.len() as u64);
+        };
+        self.head.iter().for_each(|n| record(&mut out, n));
+        out.extend_from_slice(run_records);
+        self.tail.iter().for_each(|n| record(&mut out, n));
+        self.head
+            .iter()
+            .for_each(|n| out.extend_from_slice(&n.body));
+        out.extend_from_slice(run_bodies);
+        self.tail
+            .iter()
+            .for_each(|n| out.extend_from_slice(&n.body));
         out.freeze()
-    }
-
-    /// A node's count and body bytes, as they are (empty for a damaged
-    /// record's body).
-    fn parts(&self, slot: Slot) -> (u64, &[u8]) {
-        match slot {
-            Slot::Owned(k) => {
-                let n = &self.owned[k as usize];
-                (n.count, &n.body[..])
-            }
-            Slot::Stored(j) => {
-                let at = HEADER + j as usize * RECORD;
-                let (count, off, len) = (
-                    u64_at(&self.raw, at),
-                    u64_at(&self.raw, at + 8),
-                    u64_at(&self.raw, at + 16),
-                );
-                let body = off
-                    .checked_add(len)
-                    .filter(|&e| e <= self.bodies_len as u64)
-                    .map_or(&[][..], |end| {
-                        &self.raw[self.bodies_at + off as usize..self.bodies_at + end as usize]
-                    });
-                (count, body)
-            }
-        }
     }
 }

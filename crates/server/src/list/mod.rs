@@ -17,8 +17,8 @@
 //! ```
 //! use tiercache_server::list::{End, List};
 //! let mut l = List::default();
-//! l.push(End::Right, "b".into());
-//! l.push(End::Left, "a".into());
+//! l.push(End::Right, "b".into()).unwrap();
+//! l.push(End::Left, "a".into()).unwrap();
 //! let back = List::decode(&l.encode()).unwrap();
 //! assert_eq!(back.range(0..2).unwrap(), ["a", "b"]);
 //! ```
@@ -124,14 +124,15 @@ impl List {
     }
 
     /// Adds `item` at `end`.
-    pub fn push(&mut self, end: End, item: Bytes) {
+    pub fn push(&mut self, end: End, item: Bytes) -> Result<(), Corrupt> {
         match (&mut self.repr, end) {
-            (Repr::Nodes(c), End::Left) => c.push_front(&item),
-            (Repr::Nodes(c), End::Right) => c.push_back(&item),
+            (Repr::Nodes(c), End::Left) => c.push_front(&item)?,
+            (Repr::Nodes(c), End::Right) => c.push_back(&item)?,
             (Repr::Items(i), End::Left) => i.push_front(item.clone()),
             (Repr::Items(i), End::Right) => i.push_back(item.clone()),
         }
         self.record(patch::Op::Push(end, vec![item]));
+        Ok(())
     }
 
     /// Removes an element from `end`.

@@ -76,7 +76,7 @@ pub(crate) fn apply(base: &Bytes, patch: &Bytes) -> Result<Bytes, Corrupt> {
             PUSH => {
                 let n = r.count(1)?;
                 for _ in 0..n {
-                    list.push(end, r.item()?);
+                    list.push(end, r.item()?)?;
                 }
             }
             POP => {

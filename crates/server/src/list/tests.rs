@@ -4,7 +4,7 @@ use crate::packed::encode_items;
 fn list(n: usize) -> List {
     let mut l = List::default();
     for i in 0..n {
-        l.push(End::Right, Bytes::from(i.to_string()));
+        l.push(End::Right, Bytes::from(i.to_string())).unwrap();
     }
     l
 }
@@ -50,7 +50,7 @@ fn lists_stored_in_the_older_layout_still_read() {
     let items: Vec<Bytes> = ["a", "b", "c"].into_iter().map(Bytes::from).collect();
     let mut old = List::decode(&encode_items(items.iter())).unwrap();
     assert_eq!(all(&old), items);
-    old.push(End::Left, "z".into());
+    old.push(End::Left, "z".into()).unwrap();
     assert_eq!(old.take_patch(), None, "no patch against the older layout");
     let now = List::decode(&old.encode()).unwrap();
     assert_eq!(now.range(0..4).unwrap(), ["z", "a", "b", "c"]);
@@ -61,9 +61,10 @@ fn nodes_close_at_their_element_and_byte_limits() {
     let raw = list(chunked::NODE_ITEMS as usize + 1).encode();
     assert_eq!(u64::from_le_bytes(raw[9..17].try_into().unwrap()), 2);
     let mut big = List::default();
-    big.push(End::Right, Bytes::from(vec![b'x'; 20_000]));
-    big.push(End::Right, "small".into());
-    big.push(End::Left, "head".into());
+    big.push(End::Right, Bytes::from(vec![b'x'; 20_000]))
+        .unwrap();
+    big.push(End::Right, "small".into()).unwrap();
+    big.push(End::Left, "head".into()).unwrap();
     let raw = big.encode();
     assert_eq!(u64::from_le_bytes(raw[9..17].try_into().unwrap()), 3);
     let back = List::decode(&raw).unwrap();
@@ -107,7 +108,7 @@ fn a_patch_applied_to_the_bytes_before_gives_the_bytes_after() {
             } else {
                 let size = [1, 10, 100, 3000, 9000][rng.next(5) as usize];
                 let item = Bytes::from(format!("{round}:{}", "y".repeat(size)));
-                l.push(end, item.clone());
+                l.push(end, item.clone()).unwrap();
                 match end {
                     End::Left => model.push_front(item),
                     End::Right => model.push_back(item),
@@ -158,4 +159,41 @@ fn damage_is_an_error_where_it_is_read() {
     let patch = patch::encode(&[patch::Op::Pop(End::Left, 2)]);
     assert!(patch::apply(&list(1).encode(), &patch).is_err());
     assert!(patch::apply(&raw, &Bytes::from_static(b"\x09\x00")).is_err());
+}
+
+#[test]
+fn taking_every_node_out_from_both_ends_keeps_the_order() {
+    // Three stored nodes, emptied alternately from each end, then refilled
+    // at both ends; the list and its patch agree with a model throughout.
+    let n = (chunked::NODE_ITEMS * 3) as usize;
+    let base = list(n).encode();
+    let mut l = List::decode(&base).unwrap();
+    let mut model: VecDeque<Bytes> = all(&l).into();
+    for i in 0..n {
+        let end = if i % 2 == 0 { End::Left } else { End::Right };
+        let want = match end {
+            End::Left => model.pop_front(),
+            End::Right => model.pop_back(),
+        };
+        assert_eq!(l.pop(end).unwrap(), want, "pop {i}");
+    }
+    assert!(l.is_empty());
+    assert_eq!(l.pop(End::Left).unwrap(), None);
+    for i in 0..300 {
+        let item = Bytes::from(format!("new{i}"));
+        if i % 3 == 0 {
+            l.push(End::Left, item.clone()).unwrap();
+            model.push_front(item);
+        } else {
+            l.push(End::Right, item.clone()).unwrap();
+            model.push_back(item);
+        }
+    }
+    assert_eq!(all(&l), Vec::from(model.clone()));
+    assert_eq!(
+        l.range(100..103).unwrap(),
+        Vec::from(model).drain(100..103).collect::<Vec<_>>()
+    );
+    let patch = l.take_patch().unwrap();
+    assert_eq!(patch::apply(&base, &patch).unwrap(), l.encode());
 }

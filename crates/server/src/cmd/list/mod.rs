@@ -47,6 +47,6 @@ fn pop_end(list: &mut List, end: End) -> Result<Option<bytes::Bytes>, String> {
 }
 
 /// Adds `item` at `end` of `list`.
-fn push_end(list: &mut List, end: End, item: bytes::Bytes) {
-    list.push(end, item);
+fn push_end(list: &mut List, end: End, item: bytes::Bytes) -> Result<(), String> {
+    list.push(end, item).map_err(corrupt)
 }

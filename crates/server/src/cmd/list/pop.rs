@@ -174,7 +174,7 @@ pub async fn move_one(
             let Some(e) = pop_end(l, from)? else {
                 return Ok((None, false));
             };
-            push_end(l, to, e.clone());
+            push_end(l, to, e.clone())?;
             Ok((Some(e), from != to))
         })
         .await
@@ -203,7 +203,9 @@ pub async fn move_one(
                 Ok(None) => unreachable!("a stored list is not empty"),
                 Err(msg) => return (keep, Err(msg)),
             };
-            push_end(&mut target, to, e.clone());
+            if let Err(msg) = push_end(&mut target, to, e.clone()) {
+                return (keep, Err(msg));
+            }
             let changes = store(found[0].as_ref(), &source, max)
                 .and_then(|s| Ok(vec![s, store(found[1].as_ref(), &target, max)?]));
             match changes {

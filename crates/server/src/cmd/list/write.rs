@@ -16,7 +16,7 @@ pub async fn push(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, end: End, only_existin
             return Ok((0, false));
         }
         for i in 2..args.len() {
-            push_end(l, end, args.bytes(i));
+            push_end(l, end, args.bytes(i))?;
         }
         Ok((l.len(), true))
     })
