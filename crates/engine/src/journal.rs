@@ -394,6 +394,43 @@ impl WriteBackJournal {
         then(seq, key, Some(entry))
     }
 
+    /// [`Self::append_ops_with`] where an operation may carry a patch
+    /// (`patches[i]`, for a set): each is journaled as
+    /// [`Self::append_patch_one_with`] journals one.
+    #[allow(clippy::type_complexity)]
+    pub fn append_patched_ops_with<T>(
+        &self,
+        ops: Vec<(Bytes, Option<Entry>)>,
+        patches: Vec<Option<Bytes>>,
+        then: impl FnOnce(u64, Vec<(Bytes, Option<Entry>)>) -> T,
+    ) -> Option<T> {
+        let mut inner = self.inner.lock();
+        let first = inner.last_seq + 1;
+        for ((key, entry), patch) in ops.iter().zip(patches) {
+            match (entry, patch) {
+                (Some(e), Some(patch)) if inner.full_images.contains(key) => {
+                    let patch = Entry::with_kind(patch, e.expires_at, e.flags, e.kind);
+                    inner.push(OP_PATCH, key, Some(&patch));
+                }
+                (Some(e), Some(_)) => {
+                    inner.push(OP_SET, key, Some(e));
+                    inner.full_images.insert(key.clone());
+                }
+                (Some(e), None) => {
+                    inner.push(OP_SET, key, Some(e));
+                }
+                (None, _) => {
+                    inner.push(OP_DELETE, key, None);
+                }
+            }
+        }
+        if inner.last_seq < first {
+            return None;
+        }
+        self.publish_durable(&inner);
+        Some(then(first, ops))
+    }
+
     /// Appends a set (`Some`) or delete (`None`) per operation under one
     /// lock acquisition, with consecutive sequence numbers, then hands the
     /// operations to `then(first_seq, ops)` before releasing it (see

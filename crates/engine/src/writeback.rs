@@ -395,6 +395,35 @@ impl WriteBack {
         seq
     }
 
+    /// [`Self::write_many`] with a patch per operation (`None`: a whole
+    /// value), journaled as patches when the journal can (see
+    /// `crate::patch`); whole values without a patcher.
+    pub(crate) fn write_many_patched(
+        &self,
+        ops: Vec<(Bytes, Option<Entry>)>,
+        patches: Vec<Option<Bytes>>,
+        written: impl Fn(&Bytes),
+    ) -> u64 {
+        if self.patcher.is_none() {
+            return self.write_many(ops, written);
+        }
+        let n = ops.len() as u64;
+        let Some((first, pending)) =
+            self.journal
+                .append_patched_ops_with(ops, patches, |first, ops| {
+                    let mut q = self.queue.lock();
+                    for (i, (key, op)) in ops.into_iter().enumerate() {
+                        self.queue_locked(&mut q, key, op, first + i as u64, &written);
+                    }
+                    (first, q.pending.len())
+                })
+        else {
+            return 0;
+        };
+        self.wake_if_full(pending);
+        first + n - 1
+    }
+
     /// Waits while dirty data exceeds the high-water mark, up to `max_wait`.
     pub(crate) async fn wait_for_room(&self, max_wait: Duration) -> Result<()> {
         if self.dirty_bytes.load(Ordering::Relaxed) <= self.high_water {

@@ -183,3 +183,50 @@ async fn a_patch_of_an_absent_key_is_a_whole_value() {
     assert_eq!(value(&engine, "fresh").await, Some(Bytes::from("whole")));
     engine.shutdown().await.unwrap();
 }
+
+/// Appends `tail` to two keys in one `modify_many`, both as patches.
+async fn append_both(engine: &Engine, keys: [&str; 2], tail: &str) {
+    let mut s = engine.session();
+    let keys: Vec<Bytes> = keys
+        .iter()
+        .map(|k| Bytes::copy_from_slice(k.as_bytes()))
+        .collect();
+    s.modify_many(keys, |found| {
+        let changes = found
+            .iter()
+            .map(|old| {
+                let base = old.as_ref().map(|e| e.value.clone()).unwrap_or_default();
+                let value: Bytes = [&base[..], tail.as_bytes()].concat().into();
+                let entry = Entry::with_kind(value, None, 0, ValueKind::List);
+                Change::Patch(entry, Bytes::copy_from_slice(tail.as_bytes()))
+            })
+            .collect();
+        (changes, ())
+    })
+    .await
+    .unwrap();
+    s.commit().await.unwrap();
+}
+
+#[tokio::test]
+async fn multi_key_writes_journal_patches_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(MemoryStore::new("sor"));
+    let engine = open(dir.path(), &store, true).await.unwrap();
+    let base = "b".repeat(10_000);
+    append_both(&engine, ["x", "y"], &base).await;
+    append_both(&engine, ["x", "y"], "whole;").await;
+    let before = engine.journal_bytes();
+    for i in 0..100 {
+        append_both(&engine, ["x", "y"], &format!("<{i}>")).await;
+    }
+    let grown = engine.journal_bytes() - before;
+    assert!(grown < 20_000, "journal grew {grown} bytes for 200 patches");
+    let (x, y) = (value(&engine, "x").await, value(&engine, "y").await);
+    assert_eq!(x, y);
+    drop(engine);
+    let engine = open(dir.path(), &store, true).await.unwrap();
+    assert_eq!(value(&engine, "x").await, x);
+    assert_eq!(value(&engine, "y").await, y);
+    engine.shutdown().await.unwrap();
+}

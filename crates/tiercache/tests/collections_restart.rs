@@ -366,9 +366,9 @@ fn dir_bytes(dir: &std::path::Path) -> u64 {
         .unwrap_or(0)
 }
 
-/// A deep queue pushed and popped thousands of times between flushes is
-/// journaled as patches (each push or pop, not the queue); a SIGKILL then
-/// loses none of it.
+/// A deep queue pushed, popped and moved (`LMOVE`, two keys at once)
+/// thousands of times between flushes is journaled as patches (each push
+/// or pop, not the queue); a SIGKILL then loses none of it.
 #[test]
 fn a_queue_journaled_as_patches_survives_a_sigkill() {
     let dir = tempfile::tempdir().unwrap();
@@ -381,6 +381,13 @@ fn a_queue_journaled_as_patches_survives_a_sigkill() {
         batch.push(vec![b"LPUSH".to_vec(), b"q".to_vec(), job.into_bytes()]);
         if i % 3 == 0 {
             batch.push(vec![b"RPOP".to_vec(), b"q".to_vec()]);
+        }
+        if i % 5 == 0 {
+            batch.push(
+                ["LMOVE", "q", "done", "RIGHT", "LEFT"]
+                    .map(|s| s.as_bytes().to_vec())
+                    .to_vec(),
+            );
         }
         if i % 1000 == 999 {
             batch.push(vec![
@@ -405,7 +412,12 @@ fn a_queue_journaled_as_patches_survives_a_sigkill() {
     let Reply::Array(Some(items)) = &before else {
         panic!("{before:?}")
     };
-    assert_eq!(items.len(), 4000);
+    let done = client.call(&[b"LRANGE", b"done", b"0", b"-1"]);
+    let Reply::Array(Some(moved)) = &done else {
+        panic!("{done:?}")
+    };
+    // 6,000 pushed, 2,000 popped; the first move found the queue empty.
+    assert_eq!((items.len(), moved.len()), (2801, 1199));
     let journal = dir_bytes(&data.join("journal"));
     server.kill9();
     // 8,000 whole copies of a queue of up to 4,000 elements would be
@@ -414,6 +426,7 @@ fn a_queue_journaled_as_patches_survives_a_sigkill() {
     let server = Server::start(&data);
     let mut client = server.client();
     assert_eq!(client.call(&[b"LRANGE", b"q", b"0", b"-1"]), before);
-    assert_eq!(client.call(&[b"LLEN", b"q"]), Reply::Int(4000));
+    assert_eq!(client.call(&[b"LRANGE", b"done", b"0", b"-1"]), done);
+    assert_eq!(client.call(&[b"LLEN", b"q"]), Reply::Int(2801));
     assert!(server.sigterm(Duration::from_secs(10)).success());
 }

@@ -144,21 +144,40 @@ impl Session<'_> {
         assert_eq!(changes.len(), keys.len(), "one change per key");
         let now = now_ms();
         let mut ops: Vec<(Bytes, Option<Entry>)> = Vec::new();
+        // A patch per operation, where the change was a patch of a value
+        // that is there (see `crate::patch`).
+        let mut patches: Vec<Option<Bytes>> = Vec::new();
         for ((key, change), old) in keys.into_iter().zip(changes).zip(&found) {
-            let op = match change {
+            let (op, patch) = match change {
                 Change::Keep | Change::Touch(_) => continue,
                 Change::Delete if old.is_none() => continue,
-                Change::Delete => None,
-                Change::Put(e) => Some(core.with_default_ttl(&key, e)),
-                Change::Exact(e) | Change::Patch(e, _) => Some(e),
+                Change::Delete => (None, None),
+                Change::Put(e) => (Some(core.with_default_ttl(&key, e)), None),
+                Change::Exact(e) => (Some(e), None),
+                Change::Patch(e, patch) => (Some(e), old.is_some().then_some(patch)),
             };
             let op = op.filter(|e| !e.is_expired_at(now));
-            match ops.iter_mut().find(|(k, _)| *k == key) {
-                Some(slot) => slot.1 = op,
-                None => ops.push((key, op)),
+            let patch = patch.filter(|_| op.is_some());
+            match ops.iter().position(|(k, _)| *k == key) {
+                // A key named twice: its last change, never a patch (the
+                // first change is not journaled to patch against).
+                Some(at) => {
+                    ops[at].1 = op;
+                    patches[at] = None;
+                }
+                None => {
+                    ops.push((key, op));
+                    patches.push(patch);
+                }
             }
         }
-        if !ops.is_empty() {
+        if ops.is_empty() {
+            return Ok(answer);
+        }
+        if patches.iter().any(Option::is_some) {
+            core.write_patched_many(ops, patches, &mut self.commit_through)
+                .await?;
+        } else {
             core.write_many(ops, &mut self.commit_through).await?;
         }
         Ok(answer)

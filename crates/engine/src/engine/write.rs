@@ -147,6 +147,41 @@ impl Core {
         Ok(())
     }
 
+    /// [`Core::write_many`] where some operations carry a patch that makes
+    /// their value of the key's current one: write-back journals those as
+    /// patches when it can, if every key is in one write-back namespace;
+    /// otherwise the entries are written whole.
+    pub(crate) async fn write_patched_many(
+        &self,
+        mut ops: Vec<(Bytes, Option<Entry>)>,
+        patches: Vec<Option<Bytes>>,
+        commit_through: &mut [u64],
+    ) -> Result<()> {
+        let idx = self.router.route(&ops[0].0);
+        let ns = &self.namespaces[idx];
+        let one_namespace = ops.iter().all(|(k, _)| self.router.route(k) == idx);
+        let Some(wb) = ns
+            .wb
+            .as_ref()
+            .filter(|_| one_namespace && !ns.cfg.stores.is_empty())
+        else {
+            return self.write_many(ops, commit_through).await;
+        };
+        if self.closing.load(Ordering::Relaxed) {
+            return Err(EngineError::ShuttingDown);
+        }
+        for e in ops.iter_mut().filter_map(|(_, op)| op.as_mut()) {
+            e.cas = next_cas();
+        }
+        for (key, _) in &ops {
+            self.watches.touch(key);
+        }
+        wb.wait_for_room(self.backpressure_wait).await?;
+        let seq = wb.write_many_patched(ops, patches, |k| self.flights.invalidate(k));
+        commit_through[idx] = commit_through[idx].max(seq);
+        Ok(())
+    }
+
     /// [`Core::write_many`] for entries whose cas is already what it must
     /// be (freshly stamped, or kept by a touch).
     pub(crate) async fn write_stamped(

@@ -3,7 +3,7 @@
 //! both keys' locks.
 
 use super::{pop_end, push_end, End};
-use crate::cmd::collection::{self, collection_of, store};
+use crate::cmd::collection::{self, collection_of, store_patched};
 use crate::cmd::{arity_error, engine_error_message, parse_i64, Args, Ctx, Flow, SYNTAX_ERROR};
 use crate::list::List;
 use crate::resp::reply;
@@ -206,8 +206,8 @@ pub async fn move_one(
             if let Err(msg) = push_end(&mut target, to, e.clone()) {
                 return (keep, Err(msg));
             }
-            let changes = store(found[0].as_ref(), &source, max)
-                .and_then(|s| Ok(vec![s, store(found[1].as_ref(), &target, max)?]));
+            let changes = store_patched(found[0].as_ref(), &mut source, max)
+                .and_then(|s| Ok(vec![s, store_patched(found[1].as_ref(), &mut target, max)?]));
             match changes {
                 Ok(changes) => (changes, Ok(Some(e))),
                 Err(msg) => (keep, Err(msg)),
