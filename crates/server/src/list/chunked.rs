@@ -21,7 +21,7 @@
 //! A record is checked when its node is read; a damaged value is a
 //! [`Corrupt`] error from the command that meets it.
 
-use crate::packed::{put_item, Corrupt, Reader};
+use crate::packed::{buffer_apart, finish_apart, put_item, Corrupt, Reader};
 use bytes::{BufMut, Bytes, BytesMut};
 use std::collections::VecDeque;
 
@@ -414,8 +414,12 @@ impl Chunked {
         let owned = self.head.iter().chain(&self.tail);
         let owned_bodies: usize = owned.clone().map(|n| n.body.len()).sum();
         let nodes = self.head.len() + run.len() + self.tail.len();
-        let mut out =
-            BytesMut::with_capacity(HEADER + nodes * RECORD + owned_bodies + run_bodies.len());
+        let head_bodies: usize = self.head.iter().map(|n| n.body.len()).sum();
+        let (mut out, start) = buffer_apart(
+            HEADER + nodes * RECORD + owned_bodies + run_bodies.len(),
+            HEADER + nodes * RECORD + head_bodies,
+            run_bodies,
+        );
         out.put_u8(VERSION);
         out.put_u64_le(self.len);
         out.put_u64_le(nodes as u64);
@@ -433,6 +437,6 @@ impl Chunked {
         self.tail
             .iter()
             .for_each(|n| out.extend_from_slice(&n.body));
-        out.freeze()
+        finish_apart(out, start)
     }
 }

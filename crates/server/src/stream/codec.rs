@@ -29,7 +29,7 @@
 use super::lazy::Lazy;
 use super::node::{Header, Node};
 use super::{Consumer, Group, Groups, Nack, Slot, Stream, StreamId};
-use crate::packed::{put_item, put_varint, Corrupt, Reader};
+use crate::packed::{buffer_apart, finish_apart, put_item, put_varint, Corrupt, Reader};
 use bytes::{BufMut, Bytes, BytesMut};
 use std::collections::BTreeMap;
 
@@ -138,8 +138,25 @@ impl Stream {
                 g.freeze()
             }
         };
-        let mut out =
-            BytesMut::with_capacity(HEADER + self.nodes.len() * RECORD + bodies + groups.len());
+        // Place the buffer against the first untouched body it copies (see
+        // `buffer_apart`).
+        let len = HEADER + self.nodes.len() * RECORD + bodies + groups.len();
+        let first_stored = self
+            .nodes
+            .iter()
+            .enumerate()
+            .find_map(|(i, slot)| match *slot {
+                Slot::Stored(j) => Some((i, j)),
+                Slot::Owned(_) => None,
+            });
+        let (mut out, start) = match first_stored {
+            Some((i, j)) => {
+                let before: usize = (0..i).map(|k| self.body_len(k)).sum();
+                let dst_at = HEADER + self.nodes.len() * RECORD + before;
+                buffer_apart(len, dst_at, self.stored.body(j))
+            }
+            None => (BytesMut::with_capacity(len), 0),
+        };
         out.put_u8(VERSION);
         put_id(&mut out, self.last_id);
         put_id(&mut out, self.max_deleted_id);
@@ -166,7 +183,7 @@ impl Stream {
             }
         }
         out.extend_from_slice(&groups);
-        out.freeze()
+        finish_apart(out, start)
     }
 
     fn body_len(&self, i: usize) -> usize {
