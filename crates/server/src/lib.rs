@@ -96,6 +96,8 @@ pub mod set;
 pub mod shutdown;
 pub mod state;
 pub mod stream;
+#[cfg(test)]
+mod test_rng;
 pub mod zset;
 
 pub use busy_poll::BusyPoll;

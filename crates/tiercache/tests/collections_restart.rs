@@ -8,7 +8,7 @@
 mod support;
 
 use std::time::Duration;
-use support::{Reply, Server};
+use support::{Client, Reply, Server};
 
 fn bulk(s: &str) -> Reply {
     Reply::Bulk(Some(s.as_bytes().to_vec()))
@@ -307,16 +307,7 @@ fn a_stream_journaled_as_patches_survives_a_sigkill() {
             );
         }
     }
-    for chunk in batch.chunks(100) {
-        let args: Vec<Vec<&[u8]>> = chunk
-            .iter()
-            .map(|c| c.iter().map(|a| a.as_slice()).collect())
-            .collect();
-        let args: Vec<&[&[u8]]> = args.iter().map(|a| a.as_slice()).collect();
-        for reply in client.pipeline(&args) {
-            assert!(!matches!(reply, Reply::Error(_)), "{reply:?}");
-        }
-    }
+    pipeline_all(&mut client, &batch, 100);
     let before = [
         client.call(&[b"XRANGE", b"log", b"-", b"+"]),
         client.call(&[b"XINFO", b"STREAM", b"log"]),
@@ -345,6 +336,21 @@ fn a_stream_journaled_as_patches_survives_a_sigkill() {
     ];
     assert_eq!(after, before);
     assert!(server.sigterm(Duration::from_secs(10)).success());
+}
+
+/// Sends `batch` in pipelines of `chunk` commands, asserting no reply is an
+/// error.
+fn pipeline_all(client: &mut Client, batch: &[Vec<Vec<u8>>], chunk: usize) {
+    for chunk in batch.chunks(chunk) {
+        let args: Vec<Vec<&[u8]>> = chunk
+            .iter()
+            .map(|c| c.iter().map(|a| a.as_slice()).collect())
+            .collect();
+        let args: Vec<&[&[u8]]> = args.iter().map(|a| a.as_slice()).collect();
+        for reply in client.pipeline(&args) {
+            assert!(!matches!(reply, Reply::Error(_)), "{reply:?}");
+        }
+    }
 }
 
 /// Bytes of the files under `dir`, recursively.
@@ -398,16 +404,7 @@ fn a_queue_journaled_as_patches_survives_a_sigkill() {
             ]);
         }
     }
-    for chunk in batch.chunks(200) {
-        let args: Vec<Vec<&[u8]>> = chunk
-            .iter()
-            .map(|c| c.iter().map(|a| a.as_slice()).collect())
-            .collect();
-        let args: Vec<&[&[u8]]> = args.iter().map(|a| a.as_slice()).collect();
-        for reply in client.pipeline(&args) {
-            assert!(!matches!(reply, Reply::Error(_)), "{reply:?}");
-        }
-    }
+    pipeline_all(&mut client, &batch, 200);
     let before = client.call(&[b"LRANGE", b"q", b"0", b"-1"]);
     let Reply::Array(Some(items)) = &before else {
         panic!("{before:?}")

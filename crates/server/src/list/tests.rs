@@ -1,5 +1,6 @@
 use super::*;
 use crate::packed::encode_items;
+use crate::test_rng::Lcg;
 
 fn list(n: usize) -> List {
     let mut l = List::default();
@@ -70,19 +71,6 @@ fn nodes_close_at_their_element_and_byte_limits() {
     let back = List::decode(&raw).unwrap();
     assert_eq!(back.get(1).unwrap().unwrap().len(), 20_000);
     assert_eq!(back.range(2..3).unwrap(), ["small"]);
-}
-
-/// A small deterministic generator.
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self, n: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 33) % n
-    }
 }
 
 #[test]

@@ -1,5 +1,6 @@
 use super::*;
 use crate::packed::Corrupt;
+use crate::test_rng::Lcg;
 
 fn fields(pairs: &[(&str, &str)]) -> Vec<Bytes> {
     pairs
@@ -367,19 +368,6 @@ fn entries_read_estimates_follow_redis() {
     assert_eq!(s.lag(&g), None, "a tombstone ahead and no estimate");
     let g = Group::new(StreamId::new(6, 0), Some(6));
     assert_eq!(s.lag(&g), Some(4));
-}
-
-/// A small deterministic generator (no dependency needed for this).
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self, n: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 33) % n
-    }
 }
 
 #[test]
