@@ -12,7 +12,7 @@
 //!
 //! A list decoded from stored nodes records its pushes and pops, so that
 //! write-back journals a `LPUSH` to a deep queue as the element pushed, not
-//! the queue ([`List::take_patch`], [`patch`]).
+//! the queue ([`List::take_patch`], the `patch` module).
 //!
 //! ```
 //! use tiercache_server::list::{End, List};
