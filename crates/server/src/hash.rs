@@ -18,6 +18,10 @@
 //! [`Corrupt`] error, never a panic or a huge allocation. Fields and values
 //! are slices of the stored buffer (no copy).
 //!
+//! A hash decoded from a stored value records its writes, so that
+//! write-back journals an `HSET` to a big hash as the field set, not the
+//! hash ([`Hash::take_patch`], [`crate::oplog`]).
+//!
 //! ```
 //! use tiercache_server::hash::Hash;
 //! let mut h = Hash::default();
@@ -30,10 +34,15 @@
 //! assert!(Hash::decode(&bytes::Bytes::from_static(b"\x01\x05")).is_err());
 //! ```
 
+use crate::oplog::{self, OpLog};
 pub use crate::packed::Corrupt;
 use crate::packed::{put_item, start, Reader};
 use bytes::Bytes;
 use std::collections::HashMap;
+
+/// The patch operations: `SET field value`, `REMOVE field...`.
+const SET: u8 = 1;
+const REMOVE: u8 = 2;
 
 /// Above this many fields, lookups of several fields at once go through a
 /// temporary index instead of a linear scan per field.
@@ -46,10 +55,22 @@ pub const LISTPACK_MAX_ENTRIES: i64 = 128;
 pub const LISTPACK_MAX_VALUE: i64 = 64;
 
 /// A hash's fields and values, in insertion order.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub struct Hash {
     fields: Vec<(Bytes, Bytes)>,
+    /// The writes since it was decoded (`None` for a hash built from
+    /// nothing; see [`Hash::take_patch`]).
+    ops: Option<OpLog>,
 }
+
+/// Two hashes are equal when their fields and values are, in order.
+impl PartialEq for Hash {
+    fn eq(&self, other: &Hash) -> bool {
+        self.fields == other.fields
+    }
+}
+
+impl Eq for Hash {}
 
 impl Hash {
     /// Decodes a stored hash (one pass, bounds-checked; slices of `raw`).
@@ -63,7 +84,37 @@ impl Hash {
             fields.push((f, v));
         }
         r.finish()?;
-        Ok(Hash { fields })
+        Ok(Hash {
+            fields,
+            ops: Some(OpLog::default()),
+        })
+    }
+
+    /// The writes made since this hash was decoded, as a patch that turns
+    /// those bytes into [`Hash::encode`]'s; `None` for a hash built from
+    /// nothing or left unchanged. Taking it starts a new record.
+    pub fn take_patch(&mut self) -> Option<Bytes> {
+        self.ops.as_mut()?.take()
+    }
+
+    /// Applies a patch from [`Hash::take_patch`] to the stored hash
+    /// `base`: the stored hash after.
+    pub(crate) fn apply_patch(base: &Bytes, patch: &Bytes) -> Result<Bytes, Corrupt> {
+        let mut hash = Hash::decode(base)?;
+        oplog::replay(patch, |tag, args| match tag {
+            SET => {
+                let [field, value] = oplog::exactly(args)?;
+                hash.set(field, value);
+                Ok(())
+            }
+            REMOVE => {
+                let fields: Vec<&[u8]> = args.iter().map(|f| &f[..]).collect();
+                hash.remove_many(&fields);
+                Ok(())
+            }
+            _ => Err(Corrupt("unknown hash operation")),
+        })?;
+        Ok(hash.encode())
     }
 
     /// The stored form.
@@ -95,6 +146,9 @@ impl Hash {
     /// Sets `field`; true when it is new (appended), false when it was
     /// overwritten in place.
     pub fn set(&mut self, field: Bytes, value: Bytes) -> bool {
+        if let Some(ops) = &mut self.ops {
+            ops.push(SET, &[&field, &value]);
+        }
         match self.position(&field) {
             Some(i) => {
                 self.fields[i].1 = value;
@@ -129,6 +183,9 @@ impl Hash {
             .collect();
         let mut added = 0;
         for (f, v) in pairs {
+            if let Some(ops) = &mut self.ops {
+                ops.push(SET, &[&f, &v]);
+            }
             match index.get(&f) {
                 Some(&i) => self.fields[i].1 = v,
                 None => {
@@ -143,6 +200,9 @@ impl Hash {
 
     /// Removes `fields` (the others keep their order); returns how many existed.
     pub fn remove_many(&mut self, fields: &[&[u8]]) -> usize {
+        if let Some(ops) = &mut self.ops {
+            ops.push(REMOVE, fields);
+        }
         let before = self.fields.len();
         if fields.len() <= INDEX_ABOVE {
             self.fields.retain(|(f, _)| !fields.contains(&&f[..]));
@@ -333,5 +393,49 @@ mod tests {
             }
             let _ = Hash::decode(&Bytes::from(raw));
         }
+    }
+
+    #[test]
+    fn a_patch_applied_to_the_bytes_before_gives_the_bytes_after() {
+        let mut rng = crate::test_rng::Lcg(5);
+        let mut bytes = Hash::default().encode();
+        for round in 0..300 {
+            let mut h = Hash::decode(&bytes).unwrap();
+            for _ in 0..1 + rng.next(4) {
+                match rng.next(4) {
+                    // Many pairs at once take the indexed path.
+                    0 => {
+                        let n = 1 + rng.next(40);
+                        let pairs: Vec<_> = (0..n)
+                            .map(|_| (b(&format!("f{}", rng.next(60))), b(&format!("v{round}"))))
+                            .collect();
+                        h.set_many(pairs);
+                    }
+                    1 => {
+                        let gone: Vec<String> = (0..1 + rng.next(20))
+                            .map(|_| format!("f{}", rng.next(60)))
+                            .collect();
+                        let gone: Vec<&[u8]> = gone.iter().map(|f| f.as_bytes()).collect();
+                        h.remove_many(&gone);
+                    }
+                    _ => {
+                        h.set(b(&format!("f{}", rng.next(60))), b(&format!("{round}")));
+                    }
+                }
+            }
+            let after = h.encode();
+            let patch = h.take_patch().expect("a decoded hash records its writes");
+            assert_eq!(
+                Hash::apply_patch(&bytes, &patch).unwrap(),
+                after,
+                "round {round}"
+            );
+            bytes = after;
+        }
+        assert!(Hash::default().take_patch().is_none(), "nothing to patch");
+        let mut h = Hash::decode(&bytes).unwrap();
+        assert!(h.take_patch().is_none(), "unchanged");
+        assert!(Hash::apply_patch(&bytes, &Bytes::from_static(b"\x09")).is_err());
+        assert!(Hash::apply_patch(&bytes, &Bytes::from_static(b"\x01\x05ab")).is_err());
     }
 }

@@ -88,6 +88,7 @@ pub mod list;
 pub mod listener;
 mod longdouble;
 pub mod memcache;
+mod oplog;
 pub mod packed;
 mod patcher;
 mod read;

@@ -1,6 +1,7 @@
 //! The server's [`Patcher`]: applies the patches its commands journal
 //! (see the engine's `Change::Patch`): a stream's operations
-//! ([`crate::stream`]) and a list's pushes and pops ([`crate::list`]).
+//! ([`crate::stream`]), a list's pushes and pops ([`crate::list`]), and
+//! the writes to a hash, a set or a sorted set ([`crate::oplog`]).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -15,6 +16,9 @@
 //! # }
 //! ```
 
+use crate::hash::Hash;
+use crate::set::Set;
+use crate::zset::ZSet;
 use bytes::Bytes;
 use tiercache_engine::{Patcher, ValueKind};
 
@@ -28,6 +32,12 @@ impl Patcher for CollectionPatcher {
         match kind {
             ValueKind::Stream => crate::stream::patch::apply(base, &Bytes::copy_from_slice(patch))
                 .map_err(|c| format!("a stream patch does not apply: {c}")),
+            ValueKind::Hash => Hash::apply_patch(base, &Bytes::copy_from_slice(patch))
+                .map_err(|c| format!("a hash patch does not apply: {c}")),
+            ValueKind::Set => Set::apply_patch(base, &Bytes::copy_from_slice(patch))
+                .map_err(|c| format!("a set patch does not apply: {c}")),
+            ValueKind::ZSet => ZSet::apply_patch(base, &Bytes::copy_from_slice(patch))
+                .map_err(|c| format!("a sorted set patch does not apply: {c}")),
             ValueKind::List => crate::list::patch::apply(base, &Bytes::copy_from_slice(patch))
                 .map_err(|c| format!("a list patch does not apply: {c}")),
             other => Err(format!(

@@ -10,7 +10,9 @@
 //! `hashtable` order is arbitrary, so any order is as good beyond the
 //! `intset` limit). A command decodes the whole set: membership is a
 //! scan while small, a temporary index beyond [`INDEX_ABOVE`] members
-//! touched at once.
+//! touched at once. A set decoded from a stored value records its writes,
+//! so that write-back journals a `SADD` to a big set as the members added
+//! ([`Set::take_patch`], [`crate::oplog`]).
 //!
 //! ```
 //! use tiercache_server::set::Set;
@@ -21,6 +23,7 @@
 //! assert_eq!(back.encoding(512), "intset");
 //! ```
 
+use crate::oplog::{self, OpLog};
 use crate::packed::{decode_items, encode_items, Corrupt};
 use bytes::Bytes;
 use std::collections::HashSet;
@@ -33,18 +36,62 @@ pub const INTSET_MAX_ENTRIES: i64 = 512;
 /// temporary hash index instead of a scan per member.
 pub const INDEX_ABOVE: usize = 256;
 
+/// The patch operations: `ADD member...`, `REMOVE member...`.
+const ADD: u8 = 1;
+const REMOVE: u8 = 2;
+
 /// A set's members (see the module doc for their order).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub struct Set {
     members: Vec<Bytes>,
+    /// The writes since it was decoded (`None` for a set built from
+    /// nothing; see [`Set::take_patch`]).
+    ops: Option<OpLog>,
 }
+
+/// Two sets are equal when their members are, in order.
+impl PartialEq for Set {
+    fn eq(&self, other: &Set) -> bool {
+        self.members == other.members
+    }
+}
+
+impl Eq for Set {}
 
 impl Set {
     /// Decodes a stored set (one pass, bounds-checked; slices of `raw`).
     pub fn decode(raw: &Bytes) -> Result<Set, Corrupt> {
         Ok(Set {
             members: decode_items(raw)?,
+            ops: Some(OpLog::default()),
         })
+    }
+
+    /// The writes made since this set was decoded, as a patch that turns
+    /// those bytes into [`Set::encode`]'s; `None` for a set built from
+    /// nothing or left unchanged. Taking it starts a new record.
+    pub fn take_patch(&mut self) -> Option<Bytes> {
+        self.ops.as_mut()?.take()
+    }
+
+    /// Applies a patch from [`Set::take_patch`] to the stored set `base`:
+    /// the stored set after.
+    pub(crate) fn apply_patch(base: &Bytes, patch: &Bytes) -> Result<Bytes, Corrupt> {
+        let mut set = Set::decode(base)?;
+        oplog::replay(patch, |tag, args| {
+            match tag {
+                ADD => {
+                    set.add_many(args);
+                }
+                REMOVE => {
+                    let members: Vec<&[u8]> = args.iter().map(|m| &m[..]).collect();
+                    set.remove_many(&members);
+                }
+                _ => return Err(Corrupt("unknown set operation")),
+            }
+            Ok(())
+        })?;
+        Ok(set.encode())
     }
 
     /// The stored form.
@@ -103,6 +150,9 @@ impl Set {
     pub fn add_many(&mut self, members: impl IntoIterator<Item = Bytes>) -> usize {
         let before = self.members.len();
         let members: Vec<Bytes> = members.into_iter().collect();
+        if let Some(ops) = &mut self.ops {
+            ops.push(ADD, &members);
+        }
         if members.len() <= 16 && members.len() * before <= INDEX_ABOVE * INDEX_ABOVE {
             for m in members {
                 if !self.contains(&m) {
@@ -126,6 +176,9 @@ impl Set {
 
     /// Removes `members`; returns how many were there.
     pub fn remove_many(&mut self, members: &[&[u8]]) -> usize {
+        if let Some(ops) = &mut self.ops {
+            ops.push(REMOVE, members);
+        }
         let before = self.members.len();
         if members.len() * before <= INDEX_ABOVE * INDEX_ABOVE {
             self.members.retain(|m| !members.contains(&&m[..]));
@@ -143,13 +196,27 @@ impl Set {
     /// Removes and returns the member at `i`.
     pub fn take(&mut self, i: usize) -> Bytes {
         let m = self.members.remove(i);
+        if let Some(ops) = &mut self.ops {
+            ops.push(REMOVE, &[&m]);
+        }
         self.order();
         m
     }
 
     /// Keeps only the members for which `keep` is true.
-    pub fn retain(&mut self, keep: impl FnMut(&Bytes) -> bool) {
-        self.members.retain(keep);
+    pub fn retain(&mut self, mut keep: impl FnMut(&Bytes) -> bool) {
+        let recording = self.ops.is_some();
+        let mut gone = Vec::new();
+        self.members.retain(|m| {
+            let kept = keep(m);
+            if !kept && recording {
+                gone.push(m.clone());
+            }
+            kept
+        });
+        if let (Some(ops), false) = (&mut self.ops, gone.is_empty()) {
+            ops.push(REMOVE, &gone);
+        }
         self.order();
     }
 
@@ -242,5 +309,61 @@ mod tests {
             back.contains_each(&probe),
             [model.contains(&b"m1"[..]), false]
         );
+    }
+
+    #[test]
+    fn a_patch_applied_to_the_bytes_before_gives_the_bytes_after() {
+        let mut rng = crate::test_rng::Lcg(11);
+        let mut bytes = Set::default().encode();
+        // Integers only at first (a sorted intset), then any member.
+        let member = |rng: &mut crate::test_rng::Lcg, round: u64| {
+            let n = rng.next(80);
+            if round < 100 || n % 3 > 0 {
+                b(&n.to_string())
+            } else {
+                b(&format!("m{n}"))
+            }
+        };
+        for round in 0..300 {
+            let mut s = Set::decode(&bytes).unwrap();
+            for _ in 0..1 + rng.next(4) {
+                match rng.next(5) {
+                    0 => {
+                        let n = 1 + rng.next(40);
+                        s.add_many((0..n).map(|_| member(&mut rng, round)).collect::<Vec<_>>());
+                    }
+                    1 => {
+                        let gone: Vec<Bytes> = (0..1 + rng.next(10))
+                            .map(|_| member(&mut rng, round))
+                            .collect();
+                        let gone: Vec<&[u8]> = gone.iter().map(|m| &m[..]).collect();
+                        s.remove_many(&gone);
+                    }
+                    2 if !s.is_empty() => {
+                        s.take(rng.next(s.len() as u64) as usize);
+                    }
+                    3 => {
+                        let cut = rng.next(80).to_string();
+                        s.retain(|m| m[..] < *cut.as_bytes());
+                    }
+                    _ => {
+                        s.add_many([member(&mut rng, round)]);
+                    }
+                }
+            }
+            let after = s.encode();
+            if let Some(patch) = s.take_patch() {
+                assert_eq!(
+                    Set::apply_patch(&bytes, &patch).unwrap(),
+                    after,
+                    "round {round}"
+                );
+            } else {
+                assert_eq!(after, bytes, "no patch, no change (round {round})");
+            }
+            bytes = after;
+        }
+        assert!(Set::from_members([b("x")]).take_patch().is_none());
+        assert!(Set::apply_patch(&bytes, &Bytes::from_static(b"\x09\x00")).is_err());
     }
 }

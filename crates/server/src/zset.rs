@@ -6,7 +6,10 @@
 //! member, then its score as 8 bytes (an `f64`, little-endian). Members are
 //! stored in Redis's order, by score then by member bytes, so ranks and
 //! score and lexicographic ranges are binary searches over the decoded
-//! vector. The engine and the stores carry the value as opaque bytes.
+//! vector. The engine and the stores carry the value as opaque bytes. A
+//! sorted set decoded from a stored value records its writes, so that
+//! write-back journals a `ZADD` to a big one as the member and its score
+//! ([`ZSet::take_patch`], [`crate::oplog`]).
 //!
 //! ```
 //! use tiercache_server::zset::ZSet;
@@ -20,6 +23,7 @@
 //! assert_eq!(back.rank(b"b"), Some(2));
 //! ```
 
+use crate::oplog::{self, OpLog};
 use crate::packed::{put_item, start, Corrupt, Reader};
 use bytes::Bytes;
 use std::cmp::Ordering;
@@ -30,10 +34,25 @@ pub const LISTPACK_MAX_ENTRIES: i64 = 128;
 /// Redis's default `zset-max-listpack-value`.
 pub const LISTPACK_MAX_VALUE: i64 = 64;
 
+/// The patch operations: `INSERT member score` (the score as 8 bytes),
+/// `REMOVE member...`.
+const INSERT: u8 = 1;
+const REMOVE: u8 = 2;
+
 /// A sorted set's members and scores, in Redis's order.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default)]
 pub struct ZSet {
     entries: Vec<(Bytes, f64)>,
+    /// The writes since it was decoded (`None` for a sorted set built from
+    /// nothing; see [`ZSet::take_patch`]).
+    ops: Option<OpLog>,
+}
+
+/// Two sorted sets are equal when their members and scores are.
+impl PartialEq for ZSet {
+    fn eq(&self, other: &ZSet) -> bool {
+        self.entries == other.entries
+    }
 }
 
 /// Redis's order: by score, then by member bytes.
@@ -65,7 +84,59 @@ impl ZSet {
         if !sorted {
             return Err(Corrupt("members out of order"));
         }
-        Ok(ZSet { entries })
+        Ok(ZSet {
+            entries,
+            ops: Some(OpLog::default()),
+        })
+    }
+
+    /// The writes made since this sorted set was decoded, as a patch that
+    /// turns those bytes into [`ZSet::encode`]'s; `None` for one built
+    /// from nothing or left unchanged. Taking it starts a new record.
+    pub fn take_patch(&mut self) -> Option<Bytes> {
+        self.ops.as_mut()?.take()
+    }
+
+    /// Applies a patch from [`ZSet::take_patch`] to the stored sorted set
+    /// `base`: the stored sorted set after.
+    pub(crate) fn apply_patch(base: &Bytes, patch: &Bytes) -> Result<Bytes, Corrupt> {
+        let mut z = ZSet::decode(base)?;
+        oplog::replay(patch, |tag, args| {
+            match tag {
+                INSERT => {
+                    let [member, score] = oplog::exactly(args)?;
+                    let score: [u8; 8] = score[..].try_into().map_err(|_| Corrupt("bad score"))?;
+                    let score = f64::from_le_bytes(score);
+                    if score.is_nan() {
+                        return Err(Corrupt("bad score"));
+                    }
+                    z.insert(member, score);
+                }
+                REMOVE => {
+                    for m in &args {
+                        z.remove(m);
+                    }
+                }
+                _ => return Err(Corrupt("unknown sorted set operation")),
+            }
+            Ok(())
+        })?;
+        Ok(z.encode())
+    }
+
+    fn record_insert(&mut self, member: &[u8], score: f64) {
+        if let Some(ops) = &mut self.ops {
+            ops.push(INSERT, &[member, &score.to_le_bytes()[..]]);
+        }
+    }
+
+    fn record_removals<'a>(&mut self, gone: impl IntoIterator<Item = &'a [u8]>) {
+        if let Some(ops) = &mut self.ops {
+            let gone: Vec<&[u8]> = gone.into_iter().collect();
+            if !gone.is_empty() {
+                ops.push(REMOVE, &gone);
+            }
+        }
     }
 
     /// The stored form.
@@ -120,7 +191,8 @@ impl ZSet {
     /// A score of `-0` is stored as `0`, as Redis's listpack stores it.
     pub fn insert(&mut self, member: Bytes, score: f64) -> Option<f64> {
         let score = score + 0.0;
-        let old = self.remove(&member);
+        self.record_insert(&member, score);
+        let old = self.remove_unrecorded(&member);
         let at = self
             .entries
             .partition_point(|(m, s)| order((m, *s), (&member, score)) == Ordering::Less);
@@ -141,6 +213,7 @@ impl ZSet {
         for (member, arg) in members {
             let current = scores.get(&member).copied();
             if let Some(new) = f(current, arg) {
+                self.record_insert(&member, new + 0.0);
                 scores.insert(member, new + 0.0);
             }
         }
@@ -150,19 +223,36 @@ impl ZSet {
 
     /// Removes `member`; returns its score.
     pub fn remove(&mut self, member: &[u8]) -> Option<f64> {
+        let score = self.remove_unrecorded(member)?;
+        self.record_removals([member]);
+        Some(score)
+    }
+
+    fn remove_unrecorded(&mut self, member: &[u8]) -> Option<f64> {
         let i = self.entries.iter().position(|(m, _)| m == member)?;
         Some(self.entries.remove(i).1)
     }
 
     /// Removes the members at ranks `range`; returns them.
     pub fn remove_ranks(&mut self, range: std::ops::Range<usize>) -> Vec<(Bytes, f64)> {
-        self.entries.drain(range).collect()
+        let gone: Vec<(Bytes, f64)> = self.entries.drain(range).collect();
+        self.record_removals(gone.iter().map(|(m, _)| &m[..]));
+        gone
     }
 
     /// Removes every member for which `gone` is true; returns how many.
     pub fn remove_where(&mut self, mut gone: impl FnMut(&[u8], f64) -> bool) -> usize {
         let before = self.entries.len();
-        self.entries.retain(|(m, s)| !gone(m, *s));
+        let recording = self.ops.is_some();
+        let mut removed = Vec::new();
+        self.entries.retain(|(m, s)| {
+            let go = gone(m, *s);
+            if go && recording {
+                removed.push(m.clone());
+            }
+            !go
+        });
+        self.record_removals(removed.iter().map(|m| &m[..]));
         before - self.entries.len()
     }
 
@@ -372,13 +462,74 @@ mod tests {
         // Swapped members: out of order.
         let swapped = ZSet {
             entries: vec![("b".into(), 2.0), ("a".into(), 1.0)],
+            ops: None,
         }
         .encode();
         assert_eq!(ZSet::decode(&swapped), Err(Corrupt("members out of order")));
         let nan = ZSet {
             entries: vec![("a".into(), f64::NAN)],
+            ops: None,
         }
         .encode();
         assert_eq!(ZSet::decode(&nan), Err(Corrupt("bad score")));
+    }
+
+    #[test]
+    fn a_patch_applied_to_the_bytes_before_gives_the_bytes_after() {
+        let mut rng = crate::test_rng::Lcg(13);
+        let mut bytes = ZSet::default().encode();
+        let member = |rng: &mut crate::test_rng::Lcg| Bytes::from(format!("m{}", rng.next(60)));
+        for round in 0..300 {
+            let mut z = ZSet::decode(&bytes).unwrap();
+            for _ in 0..1 + rng.next(4) {
+                match rng.next(6) {
+                    0 => {
+                        let n = 1 + rng.next(30);
+                        let changes: Vec<_> =
+                            (0..n).map(|_| (member(&mut rng), rng.next(9))).collect();
+                        // Like ZINCRBY: the new score depends on the old.
+                        z.update_many(changes, |old, by| {
+                            Some(old.unwrap_or(0.0) + by as f64 - 4.0)
+                        });
+                    }
+                    1 => {
+                        z.remove(&member(&mut rng));
+                    }
+                    2 => {
+                        let from = rng.next(z.len() as u64 + 1) as usize;
+                        let to = (from + rng.next(4) as usize).min(z.len());
+                        z.remove_ranks(from..to);
+                    }
+                    3 => {
+                        let cut = rng.next(9) as f64;
+                        z.remove_where(|_, s| s > cut);
+                    }
+                    4 => {
+                        // Scores of -0 and of 0 are one score.
+                        z.insert(member(&mut rng), if rng.next(2) == 0 { -0.0 } else { 0.0 });
+                    }
+                    _ => {
+                        z.insert(member(&mut rng), rng.next(9) as f64 - 4.0);
+                    }
+                }
+            }
+            let after = z.encode();
+            if let Some(patch) = z.take_patch() {
+                assert_eq!(
+                    ZSet::apply_patch(&bytes, &patch).unwrap(),
+                    after,
+                    "round {round}"
+                );
+            } else {
+                assert_eq!(after, bytes, "no patch, no change (round {round})");
+            }
+            bytes = after;
+        }
+        let mut nan = OpLog::default();
+        nan.push(INSERT, &[&b"m"[..], &f64::NAN.to_le_bytes()[..]]);
+        assert!(ZSet::apply_patch(&bytes, &nan.take().unwrap()).is_err());
+        let mut short = OpLog::default();
+        short.push(INSERT, &[&b"m"[..], b"1234"]);
+        assert!(ZSet::apply_patch(&bytes, &short.take().unwrap()).is_err());
     }
 }

@@ -53,6 +53,9 @@ impl Collection for Hash {
     fn is_empty(&self) -> bool {
         Hash::is_empty(self)
     }
+    fn take_patch(&mut self) -> Option<Bytes> {
+        Hash::take_patch(self)
+    }
 }
 
 impl Collection for List {
@@ -84,6 +87,9 @@ impl Collection for Set {
     fn is_empty(&self) -> bool {
         Set::is_empty(self)
     }
+    fn take_patch(&mut self) -> Option<Bytes> {
+        Set::take_patch(self)
+    }
 }
 
 impl Collection for ZSet {
@@ -97,6 +103,9 @@ impl Collection for ZSet {
     }
     fn is_empty(&self) -> bool {
         ZSet::is_empty(self)
+    }
+    fn take_patch(&mut self) -> Option<Bytes> {
+        ZSet::take_patch(self)
     }
 }
 
