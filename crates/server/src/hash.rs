@@ -36,7 +36,8 @@
 
 use crate::oplog::{self, OpLog};
 pub use crate::packed::Corrupt;
-use crate::packed::{put_item, start, Reader};
+use crate::packed::{buffer_apart, finish_apart, start, Reader};
+use crate::slot::{put_slots, Slot};
 use bytes::Bytes;
 use std::collections::HashMap;
 
@@ -57,7 +58,9 @@ pub const LISTPACK_MAX_VALUE: i64 = 64;
 /// A hash's fields and values, in insertion order.
 #[derive(Clone, Debug, Default)]
 pub struct Hash {
-    fields: Vec<(Bytes, Bytes)>,
+    /// The stored bytes it was decoded from, which stored slots point into.
+    raw: Bytes,
+    fields: Vec<(Slot, Slot)>,
     /// The writes since it was decoded (`None` for a hash built from
     /// nothing; see [`Hash::take_patch`]).
     ops: Option<OpLog>,
@@ -66,25 +69,27 @@ pub struct Hash {
 /// Two hashes are equal when their fields and values are, in order.
 impl PartialEq for Hash {
     fn eq(&self, other: &Hash) -> bool {
-        self.fields == other.fields
+        self.iter().eq(other.iter())
     }
 }
 
 impl Eq for Hash {}
 
 impl Hash {
-    /// Decodes a stored hash (one pass, bounds-checked; slices of `raw`).
+    /// Decodes a stored hash (one pass, bounds-checked; no copy: a field
+    /// is read from `raw` when asked for).
     pub fn decode(raw: &Bytes) -> Result<Hash, Corrupt> {
         // Each field takes at least two length bytes.
         let (mut r, count) = Reader::open(raw, 2)?;
         let mut fields = Vec::with_capacity(count);
         for _ in 0..count {
-            let f = r.item()?;
-            let v = r.item()?;
+            let f = Slot::read(&mut r)?;
+            let v = Slot::read(&mut r)?;
             fields.push((f, v));
         }
         r.finish()?;
         Ok(Hash {
+            raw: raw.clone(),
             fields,
             ops: Some(OpLog::default()),
         })
@@ -117,15 +122,23 @@ impl Hash {
         Ok(hash.encode())
     }
 
-    /// The stored form.
+    /// The stored form: unchanged fields are copied from the stored bytes
+    /// in runs ([`put_slots`]).
     pub fn encode(&self) -> Bytes {
-        let size: usize = self.fields.iter().map(|(f, v)| f.len() + v.len() + 4).sum();
-        let mut out = start(self.fields.len(), size);
-        for (f, v) in &self.fields {
-            put_item(&mut out, f);
-            put_item(&mut out, v);
-        }
-        out.freeze()
+        let size: usize = self
+            .fields
+            .iter()
+            .map(|(f, v)| f.encoded_len() + v.encoded_len())
+            .sum();
+        let header = start(self.fields.len(), 0);
+        let (mut out, at) = buffer_apart(header.len() + size, header.len(), &self.raw);
+        out.extend_from_slice(&header);
+        put_slots(
+            &mut out,
+            &self.raw,
+            self.fields.iter().flat_map(|(f, v)| [f, v]),
+        );
+        finish_apart(out, at)
     }
 
     /// Number of fields.
@@ -139,8 +152,9 @@ impl Hash {
     }
 
     /// The value of `field`.
-    pub fn get(&self, field: &[u8]) -> Option<&Bytes> {
-        self.position(field).map(|i| &self.fields[i].1)
+    pub fn get(&self, field: &[u8]) -> Option<&[u8]> {
+        self.position(field)
+            .map(|i| self.fields[i].1.get(&self.raw))
     }
 
     /// Sets `field`; true when it is new (appended), false when it was
@@ -151,11 +165,11 @@ impl Hash {
         }
         match self.position(&field) {
             Some(i) => {
-                self.fields[i].1 = value;
+                self.fields[i].1 = Slot::New(value);
                 false
             }
             None => {
-                self.fields.push((field, value));
+                self.fields.push((Slot::New(field), Slot::New(value)));
                 true
             }
         }
@@ -179,7 +193,7 @@ impl Hash {
             .fields
             .iter()
             .enumerate()
-            .map(|(i, (f, _))| (f.clone(), i))
+            .map(|(i, (f, _))| (f.to_bytes(&self.raw), i))
             .collect();
         let mut added = 0;
         for (f, v) in pairs {
@@ -187,10 +201,10 @@ impl Hash {
                 ops.push(SET, &[&f, &v]);
             }
             match index.get(&f) {
-                Some(&i) => self.fields[i].1 = v,
+                Some(&i) => self.fields[i].1 = Slot::New(v),
                 None => {
                     index.insert(f.clone(), self.fields.len());
-                    self.fields.push((f, v));
+                    self.fields.push((Slot::New(f), Slot::New(v)));
                     added += 1;
                 }
             }
@@ -204,23 +218,28 @@ impl Hash {
             ops.push(REMOVE, fields);
         }
         let before = self.fields.len();
+        let raw = &self.raw;
         if fields.len() <= INDEX_ABOVE {
-            self.fields.retain(|(f, _)| !fields.contains(&&f[..]));
+            self.fields.retain(|(f, _)| !fields.contains(&f.get(raw)));
         } else {
             let gone: std::collections::HashSet<&[u8]> = fields.iter().copied().collect();
-            self.fields.retain(|(f, _)| !gone.contains(&f[..]));
+            self.fields.retain(|(f, _)| !gone.contains(f.get(raw)));
         }
         before - self.fields.len()
     }
 
     /// Fields and values in order.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&Bytes, &Bytes)> {
-        self.fields.iter().map(|(f, v)| (f, v))
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&[u8], &[u8])> {
+        self.fields
+            .iter()
+            .map(|(f, v)| (f.get(&self.raw), v.get(&self.raw)))
     }
 
     /// The `i`th field and value (insertion order).
-    pub fn at(&self, i: usize) -> Option<(&Bytes, &Bytes)> {
-        self.fields.get(i).map(|(f, v)| (f, v))
+    pub fn at(&self, i: usize) -> Option<(&[u8], &[u8])> {
+        self.fields
+            .get(i)
+            .map(|(f, v)| (f.get(&self.raw), v.get(&self.raw)))
     }
 
     /// Redis's encoding for these contents (`OBJECT ENCODING`) under the
@@ -229,10 +248,7 @@ impl Hash {
     pub fn encoding(&self, max_entries: i64, max_value: i64) -> &'static str {
         let fits = |n: usize| i64::try_from(n).is_ok_and(|n| n <= max_value);
         let small = i64::try_from(self.fields.len()).is_ok_and(|n| n <= max_entries)
-            && self
-                .fields
-                .iter()
-                .all(|(f, v)| fits(f.len()) && fits(v.len()));
+            && self.iter().all(|(f, v)| fits(f.len()) && fits(v.len()));
         if small {
             "listpack"
         } else {
@@ -241,7 +257,8 @@ impl Hash {
     }
 
     fn position(&self, field: &[u8]) -> Option<usize> {
-        self.fields.iter().position(|(f, _)| f == field)
+        let raw = &self.raw;
+        self.fields.iter().position(|(f, _)| f.get(raw) == field)
     }
 }
 
@@ -266,9 +283,9 @@ mod tests {
         );
         assert_eq!(h.remove_many(&[b"x", b"nope"]), 1);
         let h = Hash::decode(&h.encode()).unwrap();
-        let got: Vec<(&[u8], &[u8])> = h.iter().map(|(f, v)| (&f[..], &v[..])).collect();
+        let got: Vec<(&[u8], &[u8])> = h.iter().collect();
         assert_eq!(got, [(&b"y"[..], &b"two"[..]), (b"z", b"3"), (b"w", b"5")]);
-        assert_eq!(h.get(b"z").map(|v| &v[..]), Some(&b"3"[..]));
+        assert_eq!(h.get(b"z"), Some(&b"3"[..]));
         assert_eq!(h.get(b"x"), None);
     }
 
@@ -287,7 +304,7 @@ mod tests {
         let gone: Vec<&[u8]> = gone.iter().map(|g| &g[..]).collect();
         assert_eq!(big.remove_many(&gone), 100);
         assert_eq!(big.len(), 101);
-        assert_eq!(big.at(0).unwrap().0, "f1");
+        assert_eq!(big.at(0).unwrap().0, b"f1");
         let defaults = (LISTPACK_MAX_ENTRIES, LISTPACK_MAX_VALUE);
         assert_eq!(big.encoding(defaults.0, defaults.1), "listpack");
         assert_eq!(big.encoding(100, 64), "hashtable");
@@ -399,6 +416,15 @@ mod tests {
     fn a_patch_applied_to_the_bytes_before_gives_the_bytes_after() {
         let mut rng = crate::test_rng::Lcg(5);
         let mut bytes = Hash::default().encode();
+        // What the hash must hold, in order.
+        let mut model: Vec<(Bytes, Bytes)> = Vec::new();
+        let model_set = |model: &mut Vec<(Bytes, Bytes)>, f: &Bytes, v: &Bytes| match model
+            .iter_mut()
+            .find(|(mf, _)| mf == f)
+        {
+            Some(pair) => pair.1 = v.clone(),
+            None => model.push((f.clone(), v.clone())),
+        };
         for round in 0..300 {
             let mut h = Hash::decode(&bytes).unwrap();
             for _ in 0..1 + rng.next(4) {
@@ -409,6 +435,9 @@ mod tests {
                         let pairs: Vec<_> = (0..n)
                             .map(|_| (b(&format!("f{}", rng.next(60))), b(&format!("v{round}"))))
                             .collect();
+                        for (f, v) in &pairs {
+                            model_set(&mut model, f, v);
+                        }
                         h.set_many(pairs);
                     }
                     1 => {
@@ -416,14 +445,20 @@ mod tests {
                             .map(|_| format!("f{}", rng.next(60)))
                             .collect();
                         let gone: Vec<&[u8]> = gone.iter().map(|f| f.as_bytes()).collect();
+                        model.retain(|(f, _)| !gone.contains(&&f[..]));
                         h.remove_many(&gone);
                     }
                     _ => {
-                        h.set(b(&format!("f{}", rng.next(60))), b(&format!("{round}")));
+                        let (f, v) = (b(&format!("f{}", rng.next(60))), b(&format!("{round}")));
+                        model_set(&mut model, &f, &v);
+                        h.set(f, v);
                     }
                 }
             }
             let after = h.encode();
+            let back = Hash::decode(&after).unwrap();
+            let want: Vec<(&[u8], &[u8])> = model.iter().map(|(f, v)| (&f[..], &v[..])).collect();
+            assert_eq!(back.iter().collect::<Vec<_>>(), want, "round {round}");
             let patch = h.take_patch().expect("a decoded hash records its writes");
             assert_eq!(
                 Hash::apply_patch(&bytes, &patch).unwrap(),

@@ -95,6 +95,7 @@ mod read;
 pub mod resp;
 pub mod set;
 pub mod shutdown;
+mod slot;
 pub mod state;
 pub mod stream;
 #[cfg(test)]

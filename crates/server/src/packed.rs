@@ -116,12 +116,19 @@ impl<'a> Reader<'a> {
 
     /// Skips the next item (no slice made).
     pub fn skip_item(&mut self) -> Result<(), Corrupt> {
+        self.item_span().map(drop)
+    }
+
+    /// Skips the next item, returning where its bytes are (after its
+    /// length): `(start, end)`.
+    pub fn item_span(&mut self) -> Result<(usize, usize), Corrupt> {
         let len = self.varint()?;
         if len > (self.raw.len() - self.at) as u64 {
             return Err(Corrupt("length exceeds the value"));
         }
+        let start = self.at;
         self.at += len as usize;
-        Ok(())
+        Ok((start, self.at))
     }
 
     /// Moves to byte `at` (a position an earlier read returned).

@@ -21,10 +21,7 @@ async fn with_hash(
 
 /// `HGET key field`: the value, or null.
 pub async fn hget(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
-    with_hash(args, ctx, |ctx, h| {
-        ctx.bulk_or_null(h.get(args.get(2)).map(|v| &v[..]))
-    })
-    .await;
+    with_hash(args, ctx, |ctx, h| ctx.bulk_or_null(h.get(args.get(2)))).await;
     Flow::Continue
 }
 
@@ -33,7 +30,7 @@ pub async fn hmget(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     with_hash(args, ctx, |ctx, h| {
         reply::array(ctx.out, args.len() - 2);
         for i in 2..args.len() {
-            ctx.bulk_or_null(h.get(args.get(i)).map(|v| &v[..]));
+            ctx.bulk_or_null(h.get(args.get(i)));
         }
     })
     .await;

@@ -105,7 +105,7 @@ pub async fn hincrbyfloat(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         return Flow::Continue;
     }
     let r = modify_hash(ctx, args.get(1), |h| {
-        let sum = hash_add(h.get(args.get(2)).map(|v| &v[..]), incr)?;
+        let sum = hash_add(h.get(args.get(2)), incr)?;
         h.set(args.bytes(2), sum.clone().into());
         Ok((sum, true))
     })

@@ -1,0 +1,119 @@
+//! One item of a decoded collection: still where it was stored, or new.
+//!
+//! Decoding a hash of 1,000 fields into a reference-counted slice per item
+//! cost two atomic operations per item, and re-encoding it copied the
+//! items one by one: together 55% of an `HSET` to such a hash
+//! (BENCHMARKS.md, session 37). A [`Slot`] keeps the offsets of a stored
+//! item instead, and [`put_slots`] copies runs of stored items that are
+//! still adjacent with one `memcpy`, so a write that changes one field
+//! copies the rest of the value in at most two pieces.
+//!
+//! This is not a general container: the owner keeps the stored bytes the
+//! slots point into (the `raw` every method takes) alongside them.
+
+use crate::packed::{put_item, Corrupt, Reader};
+use bytes::{BufMut, Bytes, BytesMut};
+
+/// An item of a collection decoded from `raw` bytes.
+#[derive(Clone, Debug)]
+pub(crate) enum Slot {
+    /// Bytes `at..end` of the stored value, its length prefix from `start`.
+    Stored { start: usize, at: usize, end: usize },
+    /// An item written since.
+    New(Bytes),
+}
+
+impl Slot {
+    /// Reads the next item of `r` (bounds-checked, no copy).
+    pub(crate) fn read(r: &mut Reader<'_>) -> Result<Slot, Corrupt> {
+        let start = r.position();
+        let (at, end) = r.item_span()?;
+        Ok(Slot::Stored { start, at, end })
+    }
+
+    /// The item's bytes.
+    pub(crate) fn get<'a>(&'a self, raw: &'a [u8]) -> &'a [u8] {
+        match self {
+            Slot::Stored { at, end, .. } => &raw[*at..*end],
+            Slot::New(b) => b,
+        }
+    }
+
+    /// The item's bytes as a shared buffer (a slice of `raw`, no copy).
+    pub(crate) fn to_bytes(&self, raw: &Bytes) -> Bytes {
+        match self {
+            Slot::Stored { at, end, .. } => raw.slice(*at..*end),
+            Slot::New(b) => b.clone(),
+        }
+    }
+
+    /// At least the bytes [`put_slots`] writes for it.
+    pub(crate) fn encoded_len(&self) -> usize {
+        match self {
+            Slot::Stored { start, end, .. } => end - start,
+            Slot::New(b) => b.len() + 10,
+        }
+    }
+}
+
+/// Appends `slots` in the stored layout; stored items still adjacent in
+/// `raw` are copied together.
+pub(crate) fn put_slots<'a>(out: &mut BytesMut, raw: &[u8], slots: impl Iterator<Item = &'a Slot>) {
+    let mut run = 0..0;
+    for slot in slots {
+        match slot {
+            Slot::Stored { start, end, .. } if *start == run.end && !run.is_empty() => {
+                run.end = *end;
+            }
+            Slot::Stored { start, end, .. } => {
+                out.put_slice(&raw[run]);
+                run = *start..*end;
+            }
+            Slot::New(b) => {
+                out.put_slice(&raw[run]);
+                run = 0..0;
+                put_item(out, b);
+            }
+        }
+    }
+    out.put_slice(&raw[run]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packed::{encode_items, Reader};
+
+    #[test]
+    fn stored_and_new_items_encode_as_items() {
+        let items: Vec<Bytes> = ["a", "", "ccc", &"d".repeat(300), "e"]
+            .iter()
+            .map(|s| Bytes::copy_from_slice(s.as_bytes()))
+            .collect();
+        let raw = encode_items(items.iter());
+        let (mut r, n) = Reader::open(&raw, 1).unwrap();
+        let mut slots: Vec<Slot> = (0..n).map(|_| Slot::read(&mut r).unwrap()).collect();
+        let got: Vec<&[u8]> = slots.iter().map(|s| s.get(&raw)).collect();
+        assert_eq!(got, items.iter().map(|i| &i[..]).collect::<Vec<_>>());
+        assert_eq!(slots[3].to_bytes(&raw), items[3]);
+        // Change the order, drop one, add one: the result reads back.
+        slots.swap(0, 4);
+        slots.remove(2);
+        slots.insert(1, Slot::New(Bytes::from_static(b"new")));
+        let mut out = BytesMut::new();
+        out.put_u8(1);
+        out.put_u8(slots.len() as u8);
+        let header = out.len();
+        put_slots(&mut out, &raw, slots.iter());
+        assert!(out.len() - header <= slots.iter().map(Slot::encoded_len).sum());
+        let back = crate::packed::decode_items(&out.freeze()).unwrap();
+        let want: Vec<&[u8]> = vec![b"e", b"new", b"", &items[3], b"a"];
+        assert_eq!(back.iter().map(|b| &b[..]).collect::<Vec<_>>(), want);
+    }
+
+    #[test]
+    fn a_truncated_item_is_corrupt() {
+        let raw = Bytes::from_static(b"\x05abc");
+        assert!(Slot::read(&mut Reader::new(&raw)).is_err());
+    }
+}
