@@ -36,8 +36,8 @@
 
 use crate::oplog::{self, OpLog};
 pub use crate::packed::Corrupt;
-use crate::packed::{buffer_apart, finish_apart, start, Reader};
-use crate::slot::{put_slots, Slot};
+use crate::packed::Reader;
+use crate::slot::{encode_slots, Slot};
 use bytes::Bytes;
 use std::collections::HashMap;
 
@@ -125,20 +125,11 @@ impl Hash {
     /// The stored form: unchanged fields are copied from the stored bytes
     /// in runs ([`put_slots`]).
     pub fn encode(&self) -> Bytes {
-        let size: usize = self
-            .fields
-            .iter()
-            .map(|(f, v)| f.encoded_len() + v.encoded_len())
-            .sum();
-        let header = start(self.fields.len(), 0);
-        let (mut out, at) = buffer_apart(header.len() + size, header.len(), &self.raw);
-        out.extend_from_slice(&header);
-        put_slots(
-            &mut out,
+        encode_slots(
             &self.raw,
+            self.fields.len(),
             self.fields.iter().flat_map(|(f, v)| [f, v]),
-        );
-        finish_apart(out, at)
+        )
     }
 
     /// Number of fields.

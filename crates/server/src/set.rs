@@ -19,12 +19,13 @@
 //! let mut s = Set::default();
 //! assert_eq!(s.add_many(["3".into(), "1".into(), "3".into()]), 2);
 //! let back = Set::decode(&s.encode()).unwrap();
-//! assert_eq!(back.iter().collect::<Vec<_>>(), ["1", "3"]);
+//! assert_eq!(back.iter().collect::<Vec<_>>(), [b"1", b"3"]);
 //! assert_eq!(back.encoding(512), "intset");
 //! ```
 
 use crate::oplog::{self, OpLog};
-use crate::packed::{decode_items, encode_items, Corrupt};
+use crate::packed::Corrupt;
+use crate::slot::{encode_slots, read_slots, Slot};
 use bytes::Bytes;
 use std::collections::HashSet;
 use tiercache_engine::parse_i64;
@@ -43,7 +44,10 @@ const REMOVE: u8 = 2;
 /// A set's members (see the module doc for their order).
 #[derive(Clone, Debug, Default)]
 pub struct Set {
-    members: Vec<Bytes>,
+    /// The stored bytes the members were decoded from (empty for a set
+    /// built from nothing): [`Slot`]s point into them.
+    raw: Bytes,
+    members: Vec<Slot>,
     /// The writes since it was decoded (`None` for a set built from
     /// nothing; see [`Set::take_patch`]).
     ops: Option<OpLog>,
@@ -52,17 +56,19 @@ pub struct Set {
 /// Two sets are equal when their members are, in order.
 impl PartialEq for Set {
     fn eq(&self, other: &Set) -> bool {
-        self.members == other.members
+        self.iter().eq(other.iter())
     }
 }
 
 impl Eq for Set {}
 
 impl Set {
-    /// Decodes a stored set (one pass, bounds-checked; slices of `raw`).
+    /// Decodes a stored set (one pass, bounds-checked; no copy: a member
+    /// is read from `raw` when asked for).
     pub fn decode(raw: &Bytes) -> Result<Set, Corrupt> {
         Ok(Set {
-            members: decode_items(raw)?,
+            members: read_slots(raw)?,
+            raw: raw.clone(),
             ops: Some(OpLog::default()),
         })
     }
@@ -94,9 +100,10 @@ impl Set {
         Ok(set.encode())
     }
 
-    /// The stored form.
+    /// The stored form: unchanged members are copied from the stored bytes
+    /// in runs ([`encode_slots`]).
     pub fn encode(&self) -> Bytes {
-        encode_items(self.members.iter())
+        encode_slots(&self.raw, self.members.len(), self.members.iter())
     }
 
     /// A set of `members` (repeats counted once).
@@ -117,18 +124,24 @@ impl Set {
     }
 
     /// Members in order.
-    pub fn iter(&self) -> std::slice::Iter<'_, Bytes> {
-        self.members.iter()
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &[u8]> + Clone + '_ {
+        self.members.iter().map(|m| m.get(&self.raw))
+    }
+
+    /// Members in order, as shared buffers (slices of the stored bytes,
+    /// no copy), for a set built from them.
+    pub fn iter_bytes(&self) -> impl ExactSizeIterator<Item = Bytes> + '_ {
+        self.members.iter().map(|m| m.to_bytes(&self.raw))
     }
 
     /// The `i`th member.
-    pub fn at(&self, i: usize) -> Option<&Bytes> {
-        self.members.get(i)
+    pub fn at(&self, i: usize) -> Option<&[u8]> {
+        self.members.get(i).map(|m| m.get(&self.raw))
     }
 
     /// True when `member` is in the set.
     pub fn contains(&self, member: &[u8]) -> bool {
-        self.members.iter().any(|m| m == member)
+        self.iter().any(|m| m == member)
     }
 
     /// For each of `members`, whether it is in the set.
@@ -142,32 +155,33 @@ impl Set {
 
     /// A hash index of the members, for many lookups.
     pub fn index(&self) -> HashSet<&[u8]> {
-        self.members.iter().map(|m| &m[..]).collect()
+        self.iter().collect()
     }
 
     /// Adds `members` (repeats and members already there count once);
     /// returns how many are new.
     pub fn add_many(&mut self, members: impl IntoIterator<Item = Bytes>) -> usize {
-        let before = self.members.len();
         let members: Vec<Bytes> = members.into_iter().collect();
         if let Some(ops) = &mut self.ops {
             ops.push(ADD, &members);
         }
-        if members.len() <= 16 && members.len() * before <= INDEX_ABOVE * INDEX_ABOVE {
+        let mut fresh: Vec<Bytes> = Vec::new();
+        if members.len() <= 16 && members.len() * self.len() <= INDEX_ABOVE * INDEX_ABOVE {
             for m in members {
-                if !self.contains(&m) {
-                    self.members.push(m);
+                if !self.contains(&m) && !fresh.contains(&m) {
+                    fresh.push(m);
                 }
             }
         } else {
-            let mut seen: HashSet<Bytes> = self.members.iter().cloned().collect();
-            for m in members {
-                if seen.insert(m.clone()) {
-                    self.members.push(m);
+            let mut seen = self.index();
+            for m in &members {
+                if seen.insert(m) {
+                    fresh.push(m.clone());
                 }
             }
         }
-        let added = self.members.len() - before;
+        let added = fresh.len();
+        self.members.extend(fresh.into_iter().map(Slot::New));
         if added > 0 {
             self.order();
         }
@@ -180,11 +194,12 @@ impl Set {
             ops.push(REMOVE, members);
         }
         let before = self.members.len();
+        let raw = &self.raw;
         if members.len() * before <= INDEX_ABOVE * INDEX_ABOVE {
-            self.members.retain(|m| !members.contains(&&m[..]));
+            self.members.retain(|m| !members.contains(&m.get(raw)));
         } else {
             let gone: HashSet<&[u8]> = members.iter().copied().collect();
-            self.members.retain(|m| !gone.contains(&m[..]));
+            self.members.retain(|m| !gone.contains(m.get(raw)));
         }
         let removed = before - self.members.len();
         if removed > 0 {
@@ -195,7 +210,7 @@ impl Set {
 
     /// Removes and returns the member at `i`.
     pub fn take(&mut self, i: usize) -> Bytes {
-        let m = self.members.remove(i);
+        let m = self.members.remove(i).to_bytes(&self.raw);
         if let Some(ops) = &mut self.ops {
             ops.push(REMOVE, &[&m]);
         }
@@ -204,13 +219,14 @@ impl Set {
     }
 
     /// Keeps only the members for which `keep` is true.
-    pub fn retain(&mut self, mut keep: impl FnMut(&Bytes) -> bool) {
+    pub fn retain(&mut self, mut keep: impl FnMut(&[u8]) -> bool) {
         let recording = self.ops.is_some();
+        let raw = &self.raw;
         let mut gone = Vec::new();
         self.members.retain(|m| {
-            let kept = keep(m);
+            let kept = keep(m.get(raw));
             if !kept && recording {
-                gone.push(m.clone());
+                gone.push(m.to_bytes(raw));
             }
             kept
         });
@@ -237,14 +253,15 @@ impl Set {
     }
 
     fn all_integers(&self) -> bool {
-        self.members.iter().all(|m| parse_i64(m).is_some())
+        self.iter().all(|m| parse_i64(m).is_some())
     }
 
     /// Keeps a set of integers sorted by value (the module doc's order):
     /// a removal can leave one unsorted, when its last string goes.
     fn order(&mut self) {
         if self.all_integers() {
-            self.members.sort_by_cached_key(|m| parse_i64(m));
+            let raw = &self.raw;
+            self.members.sort_by_cached_key(|m| parse_i64(m.get(raw)));
         }
     }
 }
@@ -260,15 +277,21 @@ mod tests {
     #[test]
     fn integers_sort_until_a_string_or_the_limit() {
         let mut s = Set::from_members(["10", "-2", "3"].map(b));
-        assert_eq!(s.iter().collect::<Vec<_>>(), ["-2", "3", "10"]);
+        assert_eq!(s.iter().collect::<Vec<_>>(), [&b"-2"[..], b"3", b"10"]);
         assert_eq!(s.encoding(512), "intset");
         assert_eq!(s.encoding(2), "hashtable");
         assert_eq!(s.add_many(["a", "1"].map(b)), 2);
-        assert_eq!(s.iter().collect::<Vec<_>>(), ["-2", "3", "10", "a", "1"]);
+        assert_eq!(
+            s.iter().collect::<Vec<_>>(),
+            [&b"-2"[..], b"3", b"10", b"a", b"1"]
+        );
         assert_eq!(s.encoding(512), "hashtable");
         // Without its string, it is a set of integers again, in order.
         assert_eq!(s.remove_many(&[b"a"]), 1);
-        assert_eq!(s.iter().collect::<Vec<_>>(), ["-2", "1", "3", "10"]);
+        assert_eq!(
+            s.iter().collect::<Vec<_>>(),
+            [&b"-2"[..], b"1", b"3", b"10"]
+        );
         // "01" is not an integer to Redis.
         assert_eq!(Set::from_members(["01"].map(b)).encoding(512), "hashtable");
     }
@@ -302,7 +325,7 @@ mod tests {
             assert_eq!(s.len(), model.len());
         }
         let back = Set::decode(&s.encode()).unwrap();
-        let got: std::collections::BTreeSet<Bytes> = back.iter().cloned().collect();
+        let got: std::collections::BTreeSet<Bytes> = back.iter_bytes().collect();
         assert_eq!(got, model);
         let probe: Vec<&[u8]> = vec![b"m1", b"nope"];
         assert_eq!(
@@ -344,7 +367,7 @@ mod tests {
                     }
                     3 => {
                         let cut = rng.next(80).to_string();
-                        s.retain(|m| m[..] < *cut.as_bytes());
+                        s.retain(|m| m < cut.as_bytes());
                     }
                     _ => {
                         s.add_many([member(&mut rng, round)]);

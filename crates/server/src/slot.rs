@@ -11,7 +11,7 @@
 //! This is not a general container: the owner keeps the stored bytes the
 //! slots point into (the `raw` every method takes) alongside them.
 
-use crate::packed::{put_item, Corrupt, Reader};
+use crate::packed::{buffer_apart, finish_apart, put_item, start, Corrupt, Reader};
 use bytes::{BufMut, Bytes, BytesMut};
 
 /// An item of a collection decoded from `raw` bytes.
@@ -54,6 +54,33 @@ impl Slot {
             Slot::New(b) => b.len() + 10,
         }
     }
+}
+
+/// Reads a sequence of items ([`crate::packed::encode_items`]'s layout)
+/// as slots of `raw`.
+pub(crate) fn read_slots(raw: &Bytes) -> Result<Vec<Slot>, Corrupt> {
+    let (mut r, count) = Reader::open(raw, 1)?;
+    let mut slots = Vec::with_capacity(count);
+    for _ in 0..count {
+        slots.push(Slot::read(&mut r)?);
+    }
+    r.finish()?;
+    Ok(slots)
+}
+
+/// The stored form of `count` entries made of `slots` (items of `raw` or
+/// new), in a buffer placed apart from `raw` ([`buffer_apart`]).
+pub(crate) fn encode_slots<'a>(
+    raw: &[u8],
+    count: usize,
+    slots: impl Iterator<Item = &'a Slot> + Clone,
+) -> Bytes {
+    let size: usize = slots.clone().map(Slot::encoded_len).sum();
+    let header = start(count, 0);
+    let (mut out, at) = buffer_apart(header.len() + size, header.len(), raw);
+    out.extend_from_slice(&header);
+    put_slots(&mut out, raw, slots);
+    finish_apart(out, at)
 }
 
 /// Appends `slots` in the stored layout; stored items still adjacent in

@@ -48,18 +48,14 @@ fn compute(op: Op, found: &[Option<Entry>]) -> Result<Set, String> {
                 .map(|i| sets[i].index())
                 .collect();
             let members = sets[smallest]
-                .iter()
-                .filter(|m| others.iter().all(|o| o.contains(&m[..])))
-                .cloned();
+                .iter_bytes()
+                .filter(|m| others.iter().all(|o| o.contains(&m[..])));
             Set::from_members(members)
         }
-        Op::Union => Set::from_members(sets.iter().flat_map(|s| s.iter().cloned())),
+        Op::Union => Set::from_members(sets.iter().flat_map(|s| s.iter_bytes())),
         Op::Diff => {
-            let rest: HashSet<&[u8]> = sets[1..]
-                .iter()
-                .flat_map(|s| s.iter().map(|m| &m[..]))
-                .collect();
-            let members = sets[0].iter().filter(|m| !rest.contains(&m[..])).cloned();
+            let rest: HashSet<&[u8]> = sets[1..].iter().flat_map(|s| s.iter()).collect();
+            let members = sets[0].iter_bytes().filter(|m| !rest.contains(&m[..]));
             Set::from_members(members)
         }
     })

@@ -18,10 +18,7 @@ use crate::resp::reply;
 use crate::set::Set;
 
 /// Replies the members of `items` as a set (an array in RESP2).
-fn reply_members<'a>(
-    ctx: &mut Ctx<'_, '_>,
-    items: impl ExactSizeIterator<Item = &'a bytes::Bytes>,
-) {
+fn reply_members<'a>(ctx: &mut Ctx<'_, '_>, items: impl ExactSizeIterator<Item = &'a [u8]>) {
     let proto = ctx.proto();
     reply::set(ctx.out, items.len(), proto);
     for m in items {

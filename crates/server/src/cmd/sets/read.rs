@@ -86,7 +86,7 @@ pub async fn srandmember(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     };
     let len = s.len();
     let Some(count) = count else {
-        let m = (len > 0).then(|| &s.at(random_below(len)).expect("within the set")[..]);
+        let m = (len > 0).then(|| s.at(random_below(len)).expect("within the set"));
         ctx.bulk_or_null(m);
         return Flow::Continue;
     };

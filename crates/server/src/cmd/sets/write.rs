@@ -111,7 +111,7 @@ pub async fn spop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             return Ok((Vec::new(), false));
         }
         let popped: Vec<Bytes> = if n == s.len() {
-            let all = s.iter().cloned().collect();
+            let all = s.iter_bytes().collect();
             s.retain(|_| false);
             all
         } else if n == 1 {
@@ -124,10 +124,10 @@ pub async fn spop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
                 picked[i] = true;
             }
             let popped = s
-                .iter()
+                .iter_bytes()
                 .zip(&picked)
                 .filter(|(_, &p)| p)
-                .map(|(m, _)| m.clone())
+                .map(|(m, _)| m)
                 .collect();
             let mut at = 0;
             s.retain(|_| {
@@ -143,7 +143,7 @@ pub async fn spop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         (Err(msg), _) => ctx.error(&msg),
         (Ok(popped), None) => ctx.bulk_or_null(popped.first().map(|m| &m[..])),
         (Ok(popped), Some(_)) if popped.is_empty() => reply_empty(ctx),
-        (Ok(popped), Some(_)) => reply_members(ctx, popped.iter()),
+        (Ok(popped), Some(_)) => reply_members(ctx, popped.iter().map(|m| &m[..])),
     }
     Flow::Continue
 }

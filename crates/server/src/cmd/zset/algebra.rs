@@ -132,9 +132,9 @@ type Members = Vec<(Bytes, f64)>;
 /// nothing; another type is `WRONGTYPE`.
 fn input(entry: Option<&Entry>) -> Result<Option<Members>, String> {
     match entry {
-        Some(e) if e.kind == ValueKind::Set => Ok(
-            collection_of::<Set>(Some(e))?.map(|s| s.iter().map(|m| (m.clone(), 1.0)).collect())
-        ),
+        Some(e) if e.kind == ValueKind::Set => {
+            Ok(collection_of::<Set>(Some(e))?.map(|s| s.iter_bytes().map(|m| (m, 1.0)).collect()))
+        }
         Some(e) if e.kind == ValueKind::ZSet => Ok(collection_of::<ZSet>(Some(e))?
             .map(|z| z.iter().map(|(m, s)| (m.clone(), s)).collect())),
         Some(_) => Err(WRONGTYPE.into()),
