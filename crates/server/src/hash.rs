@@ -123,7 +123,7 @@ impl Hash {
     }
 
     /// The stored form: unchanged fields are copied from the stored bytes
-    /// in runs ([`put_slots`]).
+    /// in runs ([`encode_slots`]).
     pub fn encode(&self) -> Bytes {
         encode_slots(
             &self.raw,

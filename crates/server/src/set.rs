@@ -375,6 +375,8 @@ mod tests {
                 }
             }
             let after = s.encode();
+            // Stored runs and new items encode to what was meant.
+            assert_eq!(Set::decode(&after).unwrap(), s, "round {round}");
             if let Some(patch) = s.take_patch() {
                 assert_eq!(
                     Set::apply_patch(&bytes, &patch).unwrap(),

@@ -4,7 +4,7 @@
 //! cost two atomic operations per item, and re-encoding it copied the
 //! items one by one: together 55% of an `HSET` to such a hash
 //! (BENCHMARKS.md, session 37). A [`Slot`] keeps the offsets of a stored
-//! item instead, and [`put_slots`] copies runs of stored items that are
+//! item instead, and [`encode_slots`] copies runs of stored items that are
 //! still adjacent with one `memcpy`, so a write that changes one field
 //! copies the rest of the value in at most two pieces.
 //!
@@ -13,6 +13,7 @@
 
 use crate::packed::{buffer_apart, finish_apart, put_item, start, Corrupt, Reader};
 use bytes::{BufMut, Bytes, BytesMut};
+use std::ops::Range;
 
 /// An item of a collection decoded from `raw` bytes.
 #[derive(Clone, Debug)]
@@ -47,7 +48,16 @@ impl Slot {
         }
     }
 
-    /// At least the bytes [`put_slots`] writes for it.
+    /// Where the stored item lies in `raw`, length prefix included, while
+    /// it is unchanged.
+    pub(crate) fn span(&self) -> Option<Range<usize>> {
+        match self {
+            Slot::Stored { start, end, .. } => Some(*start..*end),
+            Slot::New(_) => None,
+        }
+    }
+
+    /// At least the bytes [`encode_slots`] writes for it.
     pub(crate) fn encoded_len(&self) -> usize {
         match self {
             Slot::Stored { start, end, .. } => end - start,
@@ -76,66 +86,80 @@ pub(crate) fn encode_slots<'a>(
     slots: impl Iterator<Item = &'a Slot> + Clone,
 ) -> Bytes {
     let size: usize = slots.clone().map(Slot::encoded_len).sum();
+    encode_runs(
+        raw,
+        count,
+        size,
+        slots,
+        |s| s.span(),
+        |out, slot| put_item(out, slot.get(raw)),
+    )
+}
+
+/// The stored form of `count` entries of at most `size` bytes: each of
+/// `items` either unchanged, at the span of `raw` that `stored` gives, or
+/// written by `put_new`. Unchanged items still adjacent in `raw` are
+/// copied together, in a buffer placed apart from `raw`
+/// ([`buffer_apart`]).
+pub(crate) fn encode_runs<T>(
+    raw: &[u8],
+    count: usize,
+    size: usize,
+    items: impl Iterator<Item = T>,
+    stored: impl Fn(&T) -> Option<Range<usize>>,
+    mut put_new: impl FnMut(&mut BytesMut, T),
+) -> Bytes {
     let header = start(count, 0);
     let (mut out, at) = buffer_apart(header.len() + size, header.len(), raw);
     out.extend_from_slice(&header);
-    put_slots(&mut out, raw, slots);
-    finish_apart(out, at)
-}
-
-/// Appends `slots` in the stored layout; stored items still adjacent in
-/// `raw` are copied together.
-pub(crate) fn put_slots<'a>(out: &mut BytesMut, raw: &[u8], slots: impl Iterator<Item = &'a Slot>) {
     let mut run = 0..0;
-    for slot in slots {
-        match slot {
-            Slot::Stored { start, end, .. } if *start == run.end && !run.is_empty() => {
-                run.end = *end;
-            }
-            Slot::Stored { start, end, .. } => {
+    for item in items {
+        match stored(&item) {
+            Some(span) if span.start == run.end && !run.is_empty() => run.end = span.end,
+            Some(span) => {
                 out.put_slice(&raw[run]);
-                run = *start..*end;
+                run = span;
             }
-            Slot::New(b) => {
+            None => {
                 out.put_slice(&raw[run]);
                 run = 0..0;
-                put_item(out, b);
+                put_new(&mut out, item);
             }
         }
     }
     out.put_slice(&raw[run]);
+    finish_apart(out, at)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packed::{encode_items, Reader};
+    use crate::packed::encode_items;
 
     #[test]
     fn stored_and_new_items_encode_as_items() {
-        let items: Vec<Bytes> = ["a", "", "ccc", &"d".repeat(300), "e"]
-            .iter()
-            .map(|s| Bytes::copy_from_slice(s.as_bytes()))
-            .collect();
-        let raw = encode_items(items.iter());
-        let (mut r, n) = Reader::open(&raw, 1).unwrap();
-        let mut slots: Vec<Slot> = (0..n).map(|_| Slot::read(&mut r).unwrap()).collect();
-        let got: Vec<&[u8]> = slots.iter().map(|s| s.get(&raw)).collect();
-        assert_eq!(got, items.iter().map(|i| &i[..]).collect::<Vec<_>>());
-        assert_eq!(slots[3].to_bytes(&raw), items[3]);
-        // Change the order, drop one, add one: the result reads back.
-        slots.swap(0, 4);
-        slots.remove(2);
-        slots.insert(1, Slot::New(Bytes::from_static(b"new")));
-        let mut out = BytesMut::new();
-        out.put_u8(1);
-        out.put_u8(slots.len() as u8);
-        let header = out.len();
-        put_slots(&mut out, &raw, slots.iter());
-        assert!(out.len() - header <= slots.iter().map(Slot::encoded_len).sum());
-        let back = crate::packed::decode_items(&out.freeze()).unwrap();
-        let want: Vec<&[u8]> = vec![b"e", b"new", b"", &items[3], b"a"];
-        assert_eq!(back.iter().map(|b| &b[..]).collect::<Vec<_>>(), want);
+        // Small and big (a buffer placed apart: beyond 16 KiB) values.
+        for big in [300, 40_000] {
+            let items: Vec<Bytes> = ["a", "", "ccc", &"d".repeat(big), "e"]
+                .iter()
+                .map(|s| Bytes::copy_from_slice(s.as_bytes()))
+                .collect();
+            let raw = encode_items(items.iter());
+            let mut slots = read_slots(&raw).unwrap();
+            let got: Vec<&[u8]> = slots.iter().map(|s| s.get(&raw)).collect();
+            assert_eq!(got, items.iter().map(|i| &i[..]).collect::<Vec<_>>());
+            assert_eq!(slots[3].to_bytes(&raw), items[3]);
+            assert_eq!(encode_slots(&raw, slots.len(), slots.iter()), raw);
+            // Change the order, drop one, add one: the result reads back.
+            slots.swap(0, 4);
+            slots.remove(2);
+            slots.insert(1, Slot::New(Bytes::from_static(b"new")));
+            let out = encode_slots(&raw, slots.len(), slots.iter());
+            assert!(out.len() <= 11 + slots.iter().map(Slot::encoded_len).sum::<usize>());
+            let back = crate::packed::decode_items(&out).unwrap();
+            let want: Vec<&[u8]> = vec![b"e", b"new", b"", &items[3], b"a"];
+            assert_eq!(back.iter().map(|b| &b[..]).collect::<Vec<_>>(), want);
+        }
     }
 
     #[test]

@@ -24,7 +24,8 @@
 //! ```
 
 use crate::oplog::{self, OpLog};
-use crate::packed::{put_item, start, Corrupt, Reader};
+use crate::packed::{put_item, Corrupt, Reader};
+use crate::slot::{encode_runs, Slot};
 use bytes::Bytes;
 use std::cmp::Ordering;
 use std::collections::HashMap;
@@ -39,10 +40,19 @@ pub const LISTPACK_MAX_VALUE: i64 = 64;
 const INSERT: u8 = 1;
 const REMOVE: u8 = 2;
 
+/// The bytes a stored score takes: its length (8, one byte) and the
+/// `f64`. A stored member is followed by these.
+const SCORE_ITEM: usize = 9;
+
 /// A sorted set's members and scores, in Redis's order.
 #[derive(Clone, Debug, Default)]
 pub struct ZSet {
-    entries: Vec<(Bytes, f64)>,
+    /// The stored bytes the members were decoded from (empty for a sorted
+    /// set built from nothing): [`Slot`]s point into them.
+    raw: Bytes,
+    /// A member still [`Slot::Stored`] has its stored score, right after
+    /// it in `raw`: a new score makes it [`Slot::New`].
+    entries: Vec<(Slot, f64)>,
     /// The writes since it was decoded (`None` for a sorted set built from
     /// nothing; see [`ZSet::take_patch`]).
     ops: Option<OpLog>,
@@ -51,7 +61,7 @@ pub struct ZSet {
 /// Two sorted sets are equal when their members and scores are.
 impl PartialEq for ZSet {
     fn eq(&self, other: &ZSet) -> bool {
-        self.entries == other.entries
+        self.iter().eq(other.iter())
     }
 }
 
@@ -68,26 +78,33 @@ impl ZSet {
         let (mut r, count) = Reader::open(raw, 10)?;
         let mut entries = Vec::with_capacity(count);
         for _ in 0..count {
-            let member = r.item()?;
-            let score = r.item()?;
-            let score: [u8; 8] = score[..].try_into().map_err(|_| Corrupt("bad score"))?;
-            let score = f64::from_le_bytes(score);
+            let member = Slot::read(&mut r)?;
+            let member_end = r.position();
+            let (at, end) = r.item_span()?;
+            // Exactly SCORE_ITEM bytes, as `encode` copies it.
+            if at != member_end + 1 || end != at + 8 {
+                return Err(Corrupt("bad score"));
+            }
+            let score = f64::from_le_bytes(raw[at..end].try_into().expect("8 bytes"));
             if score.is_nan() {
                 return Err(Corrupt("bad score"));
             }
             entries.push((member, score));
         }
         r.finish()?;
-        let sorted = entries
-            .windows(2)
-            .all(|w| order((&w[0].0, w[0].1), (&w[1].0, w[1].1)) == Ordering::Less);
+        let z = ZSet {
+            raw: raw.clone(),
+            entries,
+            ops: Some(OpLog::default()),
+        };
+        let sorted = z
+            .iter()
+            .zip(z.iter().skip(1))
+            .all(|(a, b)| order(a, b) == Ordering::Less);
         if !sorted {
             return Err(Corrupt("members out of order"));
         }
-        Ok(ZSet {
-            entries,
-            ops: Some(OpLog::default()),
-        })
+        Ok(z)
     }
 
     /// The writes made since this sorted set was decoded, as a patch that
@@ -139,15 +156,26 @@ impl ZSet {
         }
     }
 
-    /// The stored form.
+    /// The stored form: unchanged members are copied with their scores
+    /// from the stored bytes, in runs ([`encode_runs`]).
     pub fn encode(&self) -> Bytes {
-        let size: usize = self.entries.iter().map(|(m, _)| m.len() + 12).sum();
-        let mut out = start(self.entries.len(), size);
-        for (m, s) in &self.entries {
-            put_item(&mut out, m);
-            put_item(&mut out, &s.to_le_bytes());
-        }
-        out.freeze()
+        let raw = &self.raw;
+        let size: usize = self
+            .entries
+            .iter()
+            .map(|(m, _)| m.encoded_len() + SCORE_ITEM)
+            .sum();
+        encode_runs(
+            raw,
+            self.entries.len(),
+            size,
+            self.entries.iter(),
+            |(m, _)| m.span().map(|span| span.start..span.end + SCORE_ITEM),
+            |out, (m, s)| {
+                put_item(out, m.get(raw));
+                put_item(out, &s.to_le_bytes());
+            },
+        )
     }
 
     /// Number of members.
@@ -161,30 +189,39 @@ impl ZSet {
     }
 
     /// Members and scores in order.
-    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&Bytes, f64)> + ExactSizeIterator {
-        self.entries.iter().map(|(m, s)| (m, *s))
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&[u8], f64)> + ExactSizeIterator {
+        self.entries.iter().map(|(m, s)| (m.get(&self.raw), *s))
+    }
+
+    /// Members (as shared buffers: slices of the stored bytes, no copy)
+    /// and scores in order.
+    pub fn iter_bytes(&self) -> impl ExactSizeIterator<Item = (Bytes, f64)> + '_ {
+        self.entries
+            .iter()
+            .map(|(m, s)| (m.to_bytes(&self.raw), *s))
     }
 
     /// The member and score at rank `i`.
-    pub fn at(&self, i: usize) -> Option<(&Bytes, f64)> {
-        self.entries.get(i).map(|(m, s)| (m, *s))
+    pub fn at(&self, i: usize) -> Option<(&[u8], f64)> {
+        self.entries.get(i).map(|(m, s)| (m.get(&self.raw), *s))
     }
 
     /// The score of `member`.
     pub fn score(&self, member: &[u8]) -> Option<f64> {
-        self.entries
-            .iter()
-            .find(|(m, _)| m == member)
-            .map(|(_, s)| *s)
+        self.iter().find(|(m, _)| *m == member).map(|(_, s)| s)
     }
 
     /// The rank (0-based, lowest score first) of `member`.
     pub fn rank(&self, member: &[u8]) -> Option<usize> {
         let score = self.score(member)?;
-        Some(
-            self.entries
-                .partition_point(|(m, s)| order((m, *s), (member, score)) == Ordering::Less),
-        )
+        Some(self.partition_point(|m, s| order((m, s), (member, score)) == Ordering::Less))
+    }
+
+    /// The first rank for which `below` is false (`below` true for a
+    /// prefix of the ranks).
+    fn partition_point(&self, mut below: impl FnMut(&[u8], f64) -> bool) -> usize {
+        let raw = &self.raw;
+        self.entries.partition_point(|(m, s)| below(m.get(raw), *s))
     }
 
     /// Sets `member`'s score (adding it if new); returns its old score.
@@ -193,10 +230,8 @@ impl ZSet {
         let score = score + 0.0;
         self.record_insert(&member, score);
         let old = self.remove_unrecorded(&member);
-        let at = self
-            .entries
-            .partition_point(|(m, s)| order((m, *s), (&member, score)) == Ordering::Less);
-        self.entries.insert(at, (member, score));
+        let at = self.partition_point(|m, s| order((m, s), (&member, score)) == Ordering::Less);
+        self.entries.insert(at, (Slot::New(member), score));
         old
     }
 
@@ -209,16 +244,27 @@ impl ZSet {
         members: impl IntoIterator<Item = (Bytes, T)>,
         mut f: impl FnMut(Option<f64>, T) -> Option<f64>,
     ) {
-        let mut scores: HashMap<Bytes, f64> = self.entries.drain(..).collect();
+        let raw = &self.raw;
+        // Members left alone keep their stored slot; a new score makes a
+        // new one (the invariant on `entries`).
+        let mut scores: HashMap<Bytes, (Slot, f64)> = self
+            .entries
+            .drain(..)
+            .map(|(m, s)| (m.to_bytes(raw), (m, s)))
+            .collect();
         for (member, arg) in members {
-            let current = scores.get(&member).copied();
+            let current = scores.get(&member).map(|(_, s)| *s);
             if let Some(new) = f(current, arg) {
-                self.record_insert(&member, new + 0.0);
-                scores.insert(member, new + 0.0);
+                let new = new + 0.0;
+                if let Some(ops) = &mut self.ops {
+                    ops.push(INSERT, &[&member[..], &new.to_le_bytes()[..]]);
+                }
+                scores.insert(member.clone(), (Slot::New(member), new));
             }
         }
-        self.entries = scores.into_iter().collect();
-        self.entries.sort_by(|a, b| order((&a.0, a.1), (&b.0, b.1)));
+        self.entries = scores.into_values().collect();
+        self.entries
+            .sort_by(|a, b| order((a.0.get(raw), a.1), (b.0.get(raw), b.1)));
     }
 
     /// Removes `member`; returns its score.
@@ -229,13 +275,18 @@ impl ZSet {
     }
 
     fn remove_unrecorded(&mut self, member: &[u8]) -> Option<f64> {
-        let i = self.entries.iter().position(|(m, _)| m == member)?;
+        let i = self.iter().position(|(m, _)| m == member)?;
         Some(self.entries.remove(i).1)
     }
 
     /// Removes the members at ranks `range`; returns them.
     pub fn remove_ranks(&mut self, range: std::ops::Range<usize>) -> Vec<(Bytes, f64)> {
-        let gone: Vec<(Bytes, f64)> = self.entries.drain(range).collect();
+        let raw = &self.raw;
+        let gone: Vec<(Bytes, f64)> = self
+            .entries
+            .drain(range)
+            .map(|(m, s)| (m.to_bytes(raw), s))
+            .collect();
         self.record_removals(gone.iter().map(|(m, _)| &m[..]));
         gone
     }
@@ -244,11 +295,12 @@ impl ZSet {
     pub fn remove_where(&mut self, mut gone: impl FnMut(&[u8], f64) -> bool) -> usize {
         let before = self.entries.len();
         let recording = self.ops.is_some();
+        let raw = &self.raw;
         let mut removed = Vec::new();
         self.entries.retain(|(m, s)| {
-            let go = gone(m, *s);
+            let go = gone(m.get(raw), *s);
             if go && recording {
-                removed.push(m.clone());
+                removed.push(m.to_bytes(raw));
             }
             !go
         });
@@ -258,16 +310,16 @@ impl ZSet {
 
     /// The ranks whose scores are within `range`.
     pub fn score_span(&self, range: &ScoreRange) -> std::ops::Range<usize> {
-        let lo = self.entries.partition_point(|(_, s)| !range.above_min(*s));
-        let hi = self.entries.partition_point(|(_, s)| range.below_max(*s));
+        let lo = self.partition_point(|_, s| !range.above_min(s));
+        let hi = self.partition_point(|_, s| range.below_max(s));
         lo..hi.max(lo)
     }
 
     /// The ranks whose members are within `range` (meaningful, as in
     /// Redis, when all scores are equal).
     pub fn lex_span(&self, range: &LexRange) -> std::ops::Range<usize> {
-        let lo = self.entries.partition_point(|(m, _)| !range.above_min(m));
-        let hi = self.entries.partition_point(|(m, _)| range.below_max(m));
+        let lo = self.partition_point(|m, _| !range.above_min(m));
+        let hi = self.partition_point(|m, _| range.below_max(m));
         lo..hi.max(lo)
     }
 
@@ -276,7 +328,6 @@ impl ZSet {
     pub fn encoding(&self, max_entries: i64, max_value: i64) -> &'static str {
         let small = i64::try_from(self.entries.len()).is_ok_and(|n| n <= max_entries)
             && self
-                .entries
                 .iter()
                 .all(|(m, _)| i64::try_from(m.len()).is_ok_and(|n| n <= max_value));
         if small {
@@ -392,7 +443,7 @@ mod tests {
             ("d", f64::INFINITY),
             ("e", -0.5),
         ]);
-        let members: Vec<&[u8]> = z.iter().map(|(m, _)| &m[..]).collect();
+        let members: Vec<&[u8]> = z.iter().map(|(m, _)| m).collect();
         assert_eq!(members, [&b"e"[..], b"a", b"b", b"c", b"d"]);
         assert_eq!(z.rank(b"c"), Some(3));
         assert_eq!(z.rank(b"x"), None);
@@ -461,17 +512,27 @@ mod tests {
         }
         // Swapped members: out of order.
         let swapped = ZSet {
-            entries: vec![("b".into(), 2.0), ("a".into(), 1.0)],
+            raw: Bytes::new(),
+            entries: vec![(Slot::New("b".into()), 2.0), (Slot::New("a".into()), 1.0)],
             ops: None,
         }
         .encode();
         assert_eq!(ZSet::decode(&swapped), Err(Corrupt("members out of order")));
         let nan = ZSet {
-            entries: vec![("a".into(), f64::NAN)],
+            raw: Bytes::new(),
+            entries: vec![(Slot::New("a".into()), f64::NAN)],
             ops: None,
         }
         .encode();
         assert_eq!(ZSet::decode(&nan), Err(Corrupt("bad score")));
+        // A score whose length is written in two bytes (0x88 0x00 for 8)
+        // reads as 8 bytes, but `encode` copies a member with exactly
+        // SCORE_ITEM bytes after it: refused.
+        let one = z(&[("a", 1.0)]).encode();
+        let at = one.len() - SCORE_ITEM;
+        assert_eq!(one[at], 8);
+        let long = [&one[..at], &[0x88, 0x00], &one[at + 1..]].concat();
+        assert_eq!(ZSet::decode(&Bytes::from(long)), Err(Corrupt("bad score")));
     }
 
     #[test]
@@ -514,6 +575,8 @@ mod tests {
                 }
             }
             let after = z.encode();
+            // Stored runs and new items encode to what was meant.
+            assert_eq!(ZSet::decode(&after).unwrap(), z, "round {round}");
             if let Some(patch) = z.take_patch() {
                 assert_eq!(
                     ZSet::apply_patch(&bytes, &patch).unwrap(),

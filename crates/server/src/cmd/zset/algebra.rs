@@ -135,8 +135,9 @@ fn input(entry: Option<&Entry>) -> Result<Option<Members>, String> {
         Some(e) if e.kind == ValueKind::Set => {
             Ok(collection_of::<Set>(Some(e))?.map(|s| s.iter_bytes().map(|m| (m, 1.0)).collect()))
         }
-        Some(e) if e.kind == ValueKind::ZSet => Ok(collection_of::<ZSet>(Some(e))?
-            .map(|z| z.iter().map(|(m, s)| (m.clone(), s)).collect())),
+        Some(e) if e.kind == ValueKind::ZSet => {
+            Ok(collection_of::<ZSet>(Some(e))?.map(|z| z.iter_bytes().collect()))
+        }
         Some(_) => Err(WRONGTYPE.into()),
         None => Ok(None),
     }

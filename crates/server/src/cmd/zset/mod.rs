@@ -148,7 +148,7 @@ impl Selection {
 /// flat list in RESP2.
 fn reply_members<'a>(
     ctx: &mut Ctx<'_, '_>,
-    items: impl ExactSizeIterator<Item = (&'a Bytes, f64)>,
+    items: impl ExactSizeIterator<Item = (&'a [u8], f64)>,
     with_scores: bool,
 ) {
     let proto = ctx.proto();

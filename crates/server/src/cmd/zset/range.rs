@@ -124,7 +124,7 @@ struct Pick {
 
 impl Pick {
     /// The members selected, in reply order.
-    fn from<'z>(&self, z: &'z ZSet) -> Vec<(&'z Bytes, f64)> {
+    fn from<'z>(&self, z: &'z ZSet) -> Vec<(&'z [u8], f64)> {
         let span = match self.selection {
             // Reversed ranks count from the highest score.
             Selection::Rank(..) if self.rev => {
@@ -166,7 +166,9 @@ async fn store_range(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, pick: &Pick) -> Flo
             };
             let mut out = ZSet::default();
             out.update_many(
-                pick.from(&z).into_iter().map(|(m, s)| (m.clone(), s)),
+                pick.from(&z)
+                    .into_iter()
+                    .map(|(m, s)| (Bytes::copy_from_slice(m), s)),
                 |_, s| Some(s),
             );
             match store(None, &out, max) {

@@ -93,8 +93,8 @@ pub async fn zcount(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, lex: bool) -> Flow {
 pub async fn zrandmember(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     if args.len() == 2 {
         if let Some(z) = read_or_reply(args, ctx).await {
-            let m = (!z.is_empty()).then(|| z.at(random_below(z.len())).expect("within").0.clone());
-            ctx.bulk_or_null(m.as_deref());
+            let m = (!z.is_empty()).then(|| z.at(random_below(z.len())).expect("within").0);
+            ctx.bulk_or_null(m);
         }
         return Flow::Continue;
     }

@@ -230,7 +230,7 @@ pub async fn zpop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, max: bool) -> Flow {
             reply::bulk(ctx.out, &popped[0].0);
             reply::double(ctx.out, popped[0].1, proto);
         }
-        Ok(popped) => reply_members(ctx, popped.iter().map(|(m, s)| (m, *s)), true),
+        Ok(popped) => reply_members(ctx, popped.iter().map(|(m, s)| (&m[..], *s)), true),
     }
     Flow::Continue
 }
