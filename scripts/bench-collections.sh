@@ -20,6 +20,9 @@
 #   hset-1000      HSET h field:__rand_int__ v, 1,000 fields
 #   sadd-1000      SADD s member:__rand_int__, 1,000 members
 #   zadd-1000      ZADD z __rand_int__ member:__rand_int__, 1,000 members
+#   hget-1000      HGET h field:__rand_int__ on a hash of 1,000 fields
+#   sismember-1000 SISMEMBER s member:__rand_int__ on a set of 1,000 members
+#   zscore-1000    ZSCORE z member:__rand_int__ on a sorted set of 1,000
 #
 # Each server is flushed and set up afresh before each of its runs, so both
 # start from the same data. Needs a release build, redis-server and
@@ -31,7 +34,8 @@ cd "$(dirname "$0")/.."
 rounds=${1:-3}
 shift || true
 all=(xadd-capped xadd-grow xrange-head xrevrange-tail xread-tail lpush-grow rpop-shrink
-  lrange-head lindex-middle lmove-queue hset-1000 sadd-1000 zadd-1000)
+  lrange-head lindex-middle lmove-queue hset-1000 sadd-1000 zadd-1000
+  hget-1000 sismember-1000 zscore-1000)
 workloads=("${@:-${all[@]}}")
 [ $# -eq 0 ] && workloads=("${all[@]}")
 bin=${TIERCACHE_BIN:-target/release/tiercache}
@@ -69,6 +73,26 @@ for start in range(1, n + 1, batch):
 PY
 }
 
+# fill_members PORT: a hash "h", a set "s" and a sorted set "z" of the
+# 1,000 members redis-benchmark's -r 1000 names (__rand_int__ is 12 digits).
+fill_members() {
+  python3 - "$1" <<'PY'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+def cmd(*a):
+    return b"*%d\r\n" % len(a) + b"".join(b"$%d\r\n%s\r\n" % (len(x), x) for x in a)
+out = []
+for i in range(1000):
+    n = b"%012d" % i
+    out += [cmd(b"HSET", b"h", b"field:" + n, b"v"), cmd(b"SADD", b"s", b"member:" + n),
+            cmd(b"ZADD", b"z", b"%d" % i, b"member:" + n)]
+s.sendall(b"".join(out))
+got = b""
+while got.count(b"\r\n") < len(out):
+    got += s.recv(1 << 20)
+PY
+}
+
 # setup WORKLOAD PORT: the data the workload starts from.
 setup() {
   redis-cli -p "$2" flushall >/dev/null
@@ -76,6 +100,7 @@ setup() {
     xrange-head|xrevrange-tail|xread-tail) fill_stream "$2" 100000 ;;
     rpop-shrink|lrange-head|lindex-middle|lmove-queue)
       redis-benchmark -p "$2" -c 50 -n 100000 -q lpush q x >/dev/null 2>&1 ;;
+    hget-1000|sismember-1000|zscore-1000) fill_members "$2" ;;
   esac
 }
 
@@ -96,6 +121,9 @@ bench() {
     hset-1000) args=(-n 200000 -r 1000 hset h field:__rand_int__ v) ;;
     sadd-1000) args=(-n 200000 -r 1000 sadd s member:__rand_int__) ;;
     zadd-1000) args=(-n 200000 -r 1000 zadd z __rand_int__ member:__rand_int__) ;;
+    hget-1000) args=(-n 200000 -r 1000 hget h field:__rand_int__) ;;
+    sismember-1000) args=(-n 200000 -r 1000 sismember s member:__rand_int__) ;;
+    zscore-1000) args=(-n 200000 -r 1000 zscore z member:__rand_int__) ;;
     *) echo "unknown workload $1" >&2; exit 2 ;;
   esac
   taskset -c 1 redis-benchmark -p "$2" -c 50 --csv "${args[@]}" 2>/dev/null |

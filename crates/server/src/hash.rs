@@ -36,7 +36,7 @@
 
 use crate::oplog::{self, OpLog};
 pub use crate::packed::Corrupt;
-use crate::packed::Reader;
+use crate::packed::{find_entry, Reader};
 use crate::slot::{encode_slots, Slot};
 use bytes::Bytes;
 use std::collections::HashMap;
@@ -93,6 +93,16 @@ impl Hash {
             fields,
             ops: Some(OpLog::default()),
         })
+    }
+
+    /// The value of `field` in the stored hash `raw`, found without
+    /// decoding it ([`find_entry`]).
+    pub fn find<'a>(raw: &'a Bytes, field: &[u8]) -> Result<Option<&'a [u8]>, Corrupt> {
+        let Some(mut r) = find_entry(raw, 2, field)? else {
+            return Ok(None);
+        };
+        let (at, end) = r.item_span()?;
+        Ok(Some(&raw[at..end]))
     }
 
     /// The writes made since this hash was decoded, as a patch that turns
@@ -463,5 +473,25 @@ mod tests {
         assert!(h.take_patch().is_none(), "unchanged");
         assert!(Hash::apply_patch(&bytes, &Bytes::from_static(b"\x09")).is_err());
         assert!(Hash::apply_patch(&bytes, &Bytes::from_static(b"\x01\x05ab")).is_err());
+    }
+
+    #[test]
+    fn find_reads_what_decode_reads_without_decoding() {
+        let mut h = Hash::default();
+        for i in 0..200 {
+            h.set(b(&format!("f{i}")), b(&"v".repeat(i % 7)));
+        }
+        let raw = h.encode();
+        for i in [0, 1, 99, 199] {
+            let f = format!("f{i}");
+            assert_eq!(Hash::find(&raw, f.as_bytes()).unwrap(), h.get(f.as_bytes()));
+        }
+        assert_eq!(Hash::find(&raw, b"f200").unwrap(), None);
+        assert_eq!(Hash::find(&Hash::default().encode(), b"f").unwrap(), None);
+        // A field before the damage is found; one not found has to read
+        // through the damage, which is an error.
+        let cut = raw.slice(..raw.len() - 1);
+        assert_eq!(Hash::find(&cut, b"f0").unwrap(), Some(&b""[..]));
+        assert!(Hash::find(&cut, b"absent").is_err());
     }
 }

@@ -24,7 +24,7 @@
 //! ```
 
 use crate::oplog::{self, OpLog};
-use crate::packed::Corrupt;
+use crate::packed::{find_entry, Corrupt};
 use crate::slot::{encode_slots, read_slots, Slot};
 use bytes::Bytes;
 use std::collections::HashSet;
@@ -71,6 +71,12 @@ impl Set {
             raw: raw.clone(),
             ops: Some(OpLog::default()),
         })
+    }
+
+    /// True when `member` is in the stored set `raw`, found without
+    /// decoding it ([`find_entry`]).
+    pub fn find(raw: &Bytes, member: &[u8]) -> Result<bool, Corrupt> {
+        Ok(find_entry(raw, 1, member)?.is_some())
     }
 
     /// The writes made since this set was decoded, as a patch that turns
@@ -390,5 +396,18 @@ mod tests {
         }
         assert!(Set::from_members([b("x")]).take_patch().is_none());
         assert!(Set::apply_patch(&bytes, &Bytes::from_static(b"\x09\x00")).is_err());
+    }
+
+    #[test]
+    fn find_reads_what_decode_reads_without_decoding() {
+        for members in [vec!["3", "1", "2"], vec!["a", "10", "b"]] {
+            let raw = Set::from_members(members.iter().map(|m| b(m))).encode();
+            for m in &members {
+                assert!(Set::find(&raw, m.as_bytes()).unwrap(), "{m}");
+            }
+            assert!(!Set::find(&raw, b"4").unwrap());
+            assert!(Set::find(&raw.slice(..raw.len() - 1), b"4").is_err());
+        }
+        assert!(!Set::find(&Set::default().encode(), b"x").unwrap());
     }
 }

@@ -24,7 +24,7 @@
 //! ```
 
 use crate::oplog::{self, OpLog};
-use crate::packed::{put_item, Corrupt, Reader};
+use crate::packed::{find_entry, put_item, Corrupt, Reader};
 use crate::slot::{encode_runs, Slot};
 use bytes::Bytes;
 use std::cmp::Ordering;
@@ -105,6 +105,21 @@ impl ZSet {
             return Err(Corrupt("members out of order"));
         }
         Ok(z)
+    }
+
+    /// The score of `member` in the stored sorted set `raw`, found
+    /// without decoding it ([`find_entry`]).
+    pub fn find_score(raw: &Bytes, member: &[u8]) -> Result<Option<f64>, Corrupt> {
+        let Some(mut r) = find_entry(raw, 2, member)? else {
+            return Ok(None);
+        };
+        let (at, end) = r.item_span()?;
+        let score: [u8; 8] = raw[at..end].try_into().map_err(|_| Corrupt("bad score"))?;
+        let score = f64::from_le_bytes(score);
+        if score.is_nan() {
+            return Err(Corrupt("bad score"));
+        }
+        Ok(Some(score))
     }
 
     /// The writes made since this sorted set was decoded, as a patch that
@@ -594,5 +609,23 @@ mod tests {
         let mut short = OpLog::default();
         short.push(INSERT, &[&b"m"[..], b"1234"]);
         assert!(ZSet::apply_patch(&bytes, &short.take().unwrap()).is_err());
+    }
+
+    #[test]
+    fn find_score_reads_what_decode_reads_without_decoding() {
+        let z = z(&[("a", 1.5), ("b", -2.0), ("c", f64::INFINITY)]);
+        let raw = z.encode();
+        for m in ["a", "b", "c"] {
+            assert_eq!(
+                ZSet::find_score(&raw, m.as_bytes()).unwrap(),
+                z.score(m.as_bytes())
+            );
+        }
+        assert_eq!(ZSet::find_score(&raw, b"d").unwrap(), None);
+        assert!(ZSet::find_score(&raw.slice(..raw.len() - 1), b"d").is_err());
+        // A score of the wrong size is an error, not a misread.
+        let at = raw.len() - SCORE_ITEM;
+        let short = [&raw[..at], &[4u8], &raw[at + 1..at + 5]].concat();
+        assert!(ZSet::find_score(&Bytes::from(short), b"c").is_err());
     }
 }

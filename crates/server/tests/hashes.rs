@@ -55,6 +55,8 @@ async fn a_corrupt_hash_value_is_an_error_reply_not_a_crash() {
     for cmd in [
         &["HGET", "bad", "f"][..],
         &["HGETALL", "bad"],
+        &["HEXISTS", "bad", "absent"],
+        &["HSTRLEN", "bad", "f"],
         &["HSET", "bad", "f", "v"],
         &["HINCRBY", "bad", "f", "1"],
         &["OBJECT", "ENCODING", "bad"],

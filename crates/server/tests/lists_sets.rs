@@ -149,6 +149,9 @@ async fn corrupt_list_set_and_zset_values_are_error_replies_not_crashes() {
     }
     for cmd in [
         &["SMEMBERS", "badset"][..],
+        // Looked up without decoding: the scan for a member not there
+        // reads to the damage.
+        &["SISMEMBER", "badset", "absent"],
         &["SADD", "badset", "x"],
         &["SMOVE", "badset", "other", "f"],
         &["SUNIONSTORE", "dst", "badset"],
@@ -157,6 +160,17 @@ async fn corrupt_list_set_and_zset_values_are_error_replies_not_crashes() {
         let r = c.cmd(cmd).await;
         assert!(
             r.is_error_starting("ERR corrupt set value"),
+            "{cmd:?}: {r:?}"
+        );
+    }
+    for cmd in [
+        &["ZSCORE", "badzset", "m"][..],
+        &["ZRANGE", "badzset", "0", "-1"],
+        &["ZADD", "badzset", "1", "x"],
+    ] {
+        let r = c.cmd(cmd).await;
+        assert!(
+            r.is_error_starting("ERR corrupt zset value"),
             "{cmd:?}: {r:?}"
         );
     }

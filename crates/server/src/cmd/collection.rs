@@ -130,9 +130,39 @@ pub fn collection_of<C: Collection>(entry: Option<&Entry>) -> Result<Option<C>, 
     match entry {
         None => Ok(None),
         Some(e) if e.kind != C::KIND => Err(WRONGTYPE.to_string()),
-        Some(e) => C::decode(&e.value)
-            .map(Some)
-            .map_err(|c| format!("ERR corrupt {} value: {c}", C::NAME)),
+        Some(e) => C::decode(&e.value).map(Some).map_err(corrupt::<C>),
+    }
+}
+
+/// The error reply for a stored `C` that does not decode.
+fn corrupt<C: Collection>(c: Corrupt) -> String {
+    format!("ERR corrupt {} value: {c}", C::NAME)
+}
+
+/// Runs `f` on the stored bytes of the `C` at `key` (`None` when absent),
+/// for a command that reads a little of a big collection without decoding
+/// it (see [`crate::packed::find_entry`]); replies the error for a key of
+/// another type, a failed read, or an `Err` from `f` (which must then not
+/// have replied).
+pub async fn with_stored<C: Collection>(
+    ctx: &mut Ctx<'_, '_>,
+    key: &[u8],
+    f: impl FnOnce(&mut Ctx<'_, '_>, Option<&Bytes>) -> Result<(), Corrupt>,
+) {
+    let r = match ctx.session.get(key).await {
+        Ok(None) => f(ctx, None),
+        Ok(Some(e)) if e.kind != C::KIND => {
+            ctx.error(WRONGTYPE);
+            Ok(())
+        }
+        Ok(Some(e)) => f(ctx, Some(&e.value)),
+        Err(e) => {
+            ctx.engine_error(&e);
+            Ok(())
+        }
+    };
+    if let Err(c) = r {
+        ctx.error(&corrupt::<C>(c));
     }
 }
 

@@ -3,7 +3,7 @@
 //! reads as an empty hash; a key of another type answers `WRONGTYPE`.
 
 use super::read_hash;
-use crate::cmd::{Args, Ctx, Flow};
+use crate::cmd::{collection, Args, Ctx, Flow};
 use crate::hash::Hash;
 use crate::resp::reply;
 
@@ -19,9 +19,27 @@ async fn with_hash(
     }
 }
 
+/// Runs `f` on the value of the field at argument 2 (`None` when absent),
+/// read from the stored hash without decoding it, or replies the error.
+async fn with_value(
+    args: &Args<'_>,
+    ctx: &mut Ctx<'_, '_>,
+    f: impl FnOnce(&mut Ctx<'_, '_>, Option<&[u8]>),
+) {
+    collection::with_stored::<Hash>(ctx, args.get(1), |ctx, raw| {
+        let value = match raw {
+            Some(raw) => Hash::find(raw, args.get(2))?,
+            None => None,
+        };
+        f(ctx, value);
+        Ok(())
+    })
+    .await;
+}
+
 /// `HGET key field`: the value, or null.
 pub async fn hget(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
-    with_hash(args, ctx, |ctx, h| ctx.bulk_or_null(h.get(args.get(2)))).await;
+    with_value(args, ctx, |ctx, v| ctx.bulk_or_null(v)).await;
     Flow::Continue
 }
 
@@ -73,8 +91,8 @@ pub async fn hkeys(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, half: Half) -> Flow {
 
 /// `HEXISTS key field`: 1 or 0.
 pub async fn hexists(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
-    with_hash(args, ctx, |ctx, h| {
-        reply::integer(ctx.out, i64::from(h.get(args.get(2)).is_some()))
+    with_value(args, ctx, |ctx, v| {
+        reply::integer(ctx.out, i64::from(v.is_some()))
     })
     .await;
     Flow::Continue
@@ -88,8 +106,8 @@ pub async fn hlen(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
 
 /// `HSTRLEN key field`: the value's length, 0 when absent.
 pub async fn hstrlen(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
-    with_hash(args, ctx, |ctx, h| {
-        reply::integer(ctx.out, h.get(args.get(2)).map_or(0, |v| v.len() as i64))
+    with_value(args, ctx, |ctx, v| {
+        reply::integer(ctx.out, v.map_or(0, |v| v.len() as i64))
     })
     .await;
     Flow::Continue

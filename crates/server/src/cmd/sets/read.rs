@@ -20,13 +20,15 @@ pub async fn smembers(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
 
 /// `SISMEMBER key member`: 1 or 0.
 pub async fn sismember(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
-    match collection::read::<Set>(ctx, args.get(1)).await {
-        Ok(s) => {
-            let found = s.is_some_and(|s| s.contains(args.get(2)));
-            reply::integer(ctx.out, i64::from(found));
-        }
-        Err(msg) => ctx.error(&msg),
-    }
+    collection::with_stored::<Set>(ctx, args.get(1), |ctx, raw| {
+        let found = match raw {
+            Some(raw) => Set::find(raw, args.get(2))?,
+            None => false,
+        };
+        reply::integer(ctx.out, i64::from(found));
+        Ok(())
+    })
+    .await;
     Flow::Continue
 }
 

@@ -22,13 +22,18 @@ async fn read_or_reply(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Option<ZSet> {
 
 /// `ZSCORE key member`: the score, or null.
 pub async fn zscore(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
-    if let Some(z) = read_or_reply(args, ctx).await {
-        let proto = ctx.proto();
-        match z.score(args.get(2)) {
-            Some(s) => reply::double(ctx.out, s, proto),
+    collection::with_stored::<ZSet>(ctx, args.get(1), |ctx, raw| {
+        let score = match raw {
+            Some(raw) => ZSet::find_score(raw, args.get(2))?,
+            None => None,
+        };
+        match score {
+            Some(s) => reply::double(ctx.out, s, ctx.proto()),
             None => ctx.null(),
         }
-    }
+        Ok(())
+    })
+    .await;
     Flow::Continue
 }
 
