@@ -36,7 +36,7 @@
 
 use crate::oplog::{self, OpLog};
 pub use crate::packed::Corrupt;
-use crate::packed::{find_entry, Reader};
+use crate::packed::{buffer_apart, find_entry, finish_apart, put_item, start, Reader};
 use crate::slot::{encode_slots, Slot};
 use bytes::Bytes;
 use std::collections::HashMap;
@@ -54,6 +54,18 @@ pub const LISTPACK_MAX_ENTRIES: i64 = 128;
 /// Redis's default `hash-max-listpack-value`: a longer field or value makes
 /// it a `hashtable`.
 pub const LISTPACK_MAX_VALUE: i64 = 64;
+
+/// A write made on a stored hash without decoding it
+/// ([`Hash::set_stored`]).
+#[derive(Debug)]
+pub struct Stored {
+    /// The stored hash after.
+    pub value: Bytes,
+    /// The patch from the stored hash before to `value`.
+    pub patch: Bytes,
+    /// True when the field is new.
+    pub added: bool,
+}
 
 /// A hash's fields and values, in insertion order.
 #[derive(Clone, Debug, Default)]
@@ -103,6 +115,48 @@ impl Hash {
         };
         let (at, end) = r.item_span()?;
         Ok(Some(&raw[at..end]))
+    }
+
+    /// [`Hash::set`] on the stored hash `raw` without decoding it: the
+    /// stored hash after, the patch [`Hash::apply_patch`] makes it with,
+    /// and whether the field is new. The bytes left alone are copied in at
+    /// most two pieces; they are the bytes `Hash::decode(raw)`, `set`,
+    /// `encode` would write.
+    pub fn set_stored(raw: &Bytes, field: &[u8], value: &[u8]) -> Result<Stored, Corrupt> {
+        let mut ops = OpLog::default();
+        ops.push(SET, &[field, value]);
+        let patch = ops.take().expect("one operation recorded");
+        let (header, count) = Reader::open(raw, 2)?;
+        let header_end = header.position();
+        let (value, added) = match find_entry(raw, 2, field)? {
+            Some(mut r) => {
+                // Before the old value, the new value, after it.
+                let start = r.position();
+                let (_, end) = r.item_span()?;
+                let len = raw.len() - (end - start) + value.len() + 10;
+                let (mut out, at) = buffer_apart(len, 0, raw);
+                out.extend_from_slice(&raw[..start]);
+                put_item(&mut out, value);
+                out.extend_from_slice(&raw[end..]);
+                (finish_apart(out, at), false)
+            }
+            None => {
+                // One more field in the header, every field, the new one.
+                let head = start(count + 1, 0);
+                let len = head.len() + raw.len() + field.len() + value.len() + 20;
+                let (mut out, at) = buffer_apart(len, head.len(), &raw[header_end..]);
+                out.extend_from_slice(&head);
+                out.extend_from_slice(&raw[header_end..]);
+                put_item(&mut out, field);
+                put_item(&mut out, value);
+                (finish_apart(out, at), true)
+            }
+        };
+        Ok(Stored {
+            value,
+            patch,
+            added,
+        })
     }
 
     /// The writes made since this hash was decoded, as a patch that turns
@@ -493,5 +547,29 @@ mod tests {
         let cut = raw.slice(..raw.len() - 1);
         assert_eq!(Hash::find(&cut, b"f0").unwrap(), Some(&b""[..]));
         assert!(Hash::find(&cut, b"absent").is_err());
+    }
+
+    #[test]
+    fn set_stored_writes_what_decode_set_encode_writes() {
+        let mut rng = crate::test_rng::Lcg(17);
+        let mut raw = Hash::default().encode();
+        // Past 127 fields the count takes two bytes; past 16 KiB the
+        // buffer is placed apart.
+        for round in 0..400 {
+            let field = format!("f{}", rng.next(300));
+            let value = "v".repeat(rng.next(200) as usize);
+            let mut h = Hash::decode(&raw).unwrap();
+            let added = h.set(b(&field), b(&value));
+            let want = h.encode();
+            let s = Hash::set_stored(&raw, field.as_bytes(), value.as_bytes()).unwrap();
+            assert_eq!(s.value, want, "round {round}");
+            assert_eq!(s.added, added, "round {round}");
+            assert_eq!(Hash::apply_patch(&raw, &s.patch).unwrap(), want);
+            raw = want;
+        }
+        assert!(raw.len() > 16 * 1024 && Hash::decode(&raw).unwrap().len() > 127);
+        // Damage the scan reaches is an error, not a write.
+        assert!(Hash::set_stored(&raw.slice(..raw.len() - 1), b"new", b"v").is_err());
+        assert!(Hash::set_stored(&Bytes::from_static(b"\x01\x09\x01f"), b"f", b"v").is_err());
     }
 }

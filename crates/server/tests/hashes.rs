@@ -1,5 +1,6 @@
 //! Hashes over real TCP, beyond the differential script: concurrent
-//! `HINCRBY`s are atomic, a corrupt stored value answers an error (the
+//! `HINCRBY`s are atomic, a one-field `HSET` (written on the stored bytes)
+//! keeps the rules of any other write, a corrupt stored value answers an error (the
 //! server stays up), and the memcached protocol treats a hash as Redis
 //! says it does (reads miss, arithmetic and append refuse, set replaces).
 
@@ -9,6 +10,7 @@ mod mc;
 use common::{Reply, TestServer};
 use mc::{resp_call, McServer};
 use tiercache_engine::{Entry, ValueKind};
+use tiercache_server::ServerConfig;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_hincrby_loses_no_update() {
@@ -35,6 +37,49 @@ async fn concurrent_hincrby_loses_no_update() {
         Reply::bulk("1000")
     );
     assert_eq!(c.cmd(&["HLEN", "counters"]).await, Reply::Int(2));
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_one_field_hset_keeps_expiry_type_and_size_rules() {
+    let mut config = ServerConfig::default();
+    config.limits.max_bulk_len = 4000;
+    let server = TestServer::start_with(config).await;
+    let mut c = server.client().await;
+    // New field, new value for it, another new field: replies 1, 0, 1.
+    assert_eq!(c.cmd(&["HSET", "h", "a", "1"]).await, Reply::Int(1));
+    assert_eq!(c.cmd(&["HSET", "h", "a", "22"]).await, Reply::Int(0));
+    assert_eq!(c.cmd(&["HSET", "h", "b", "3"]).await, Reply::Int(1));
+    assert_eq!(c.cmd(&["HGET", "h", "a"]).await, Reply::bulk("22"));
+    assert_eq!(
+        c.cmd(&["HKEYS", "h"]).await,
+        Reply::Array(Some(vec![Reply::bulk("a"), Reply::bulk("b")]))
+    );
+    // Its expiry survives a write, as Redis keeps it.
+    assert_eq!(c.cmd(&["EXPIRE", "h", "1000"]).await, Reply::Int(1));
+    assert_eq!(c.cmd(&["HSET", "h", "a", "4"]).await, Reply::Int(0));
+    assert_eq!(c.cmd(&["HSET", "h", "c", "5"]).await, Reply::Int(1));
+    assert!(
+        matches!(c.cmd(&["TTL", "h"]).await, Reply::Int(t) if t > 990),
+        "TTL kept"
+    );
+    // Another type: WRONGTYPE, the value untouched.
+    c.cmd(&["SET", "s", "x"]).await;
+    let r = c.cmd(&["HSET", "s", "f", "v"]).await;
+    assert!(r.is_error_starting("WRONGTYPE"), "{r:?}");
+    assert_eq!(c.cmd(&["GET", "s"]).await, Reply::bulk("x"));
+    // Over the value limit: refused, the hash as it was.
+    let big = "x".repeat(3000);
+    assert_eq!(c.cmd(&["HSET", "h", "big", &big]).await, Reply::Int(1));
+    let r = c.cmd(&["HSET", "h", "big2", &big]).await;
+    assert!(
+        r.is_error_starting("ERR hash would exceed the maximum value size"),
+        "{r:?}"
+    );
+    let r = c.cmd(&["HSET", "h", "a", &big[..1500]]).await;
+    assert!(r.is_error_starting("ERR hash would exceed"), "{r:?}");
+    assert_eq!(c.cmd(&["HLEN", "h"]).await, Reply::Int(4));
+    assert_eq!(c.cmd(&["HGET", "h", "a"]).await, Reply::bulk("4"));
     server.shutdown().await;
 }
 

@@ -253,6 +253,50 @@ pub async fn modify<C: Collection, T>(
     }
 }
 
+/// Read-modify-write of the `C` at `key` on its stored bytes, for a write
+/// that changes a little of a big collection without decoding it (`HSET`
+/// of one field). `f` gets the stored value (`None` when absent) and
+/// returns the value after, the patch from the one before (`None` to
+/// store the value whole), and its answer; the value is stored as
+/// [`modify`] would (expiry kept, size limit checked).
+pub async fn modify_stored<C: Collection, T>(
+    ctx: &mut Ctx<'_, '_>,
+    key: &[u8],
+    f: impl FnOnce(Option<&Bytes>) -> Result<(Bytes, Option<Bytes>, T), Corrupt>,
+) -> Result<T, String> {
+    let key = Bytes::copy_from_slice(key);
+    let max = ctx.server.config.limits.max_bulk_len;
+    let r = ctx
+        .session
+        .modify(key, |old| {
+            let edit = match old {
+                Some(e) if e.kind != C::KIND => return (Change::Keep, Err(WRONGTYPE.to_string())),
+                Some(e) => f(Some(&e.value)),
+                None => f(None),
+            };
+            let (value, patch, answer) = match edit {
+                Ok(edit) => edit,
+                Err(c) => return (Change::Keep, Err(corrupt::<C>(c))),
+            };
+            if value.len() > max {
+                return (Change::Keep, Err(too_big(C::NAME, max)));
+            }
+            let change = match (old, patch) {
+                (Some(e), Some(patch)) => {
+                    Change::Patch(Entry::with_kind(value, e.expires_at, 0, C::KIND), patch)
+                }
+                (Some(e), None) => Change::Exact(Entry::with_kind(value, e.expires_at, 0, C::KIND)),
+                (None, _) => Change::Put(Entry::with_kind(value, None, 0, C::KIND)),
+            };
+            (change, Ok(answer))
+        })
+        .await;
+    match r {
+        Ok(m) => m.result,
+        Err(e) => Err(engine_error_message(&e)),
+    }
+}
+
 /// Takes from the first non-empty `C` of `keys` (`LMPOP`, `ZMPOP` and the
 /// blocking pops), under every key's lock: `take` removes what it pops
 /// from it, and the collection is stored back (or deleted when emptied).

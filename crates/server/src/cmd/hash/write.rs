@@ -5,7 +5,8 @@
 
 use super::modify_hash;
 use crate::cmd::incrbyfloat::{check_hash_increment, hash_add};
-use crate::cmd::{arity_error, parse_i64, Args, Ctx, Flow, NOT_AN_INTEGER};
+use crate::cmd::{arity_error, collection, parse_i64, Args, Ctx, Flow, NOT_AN_INTEGER};
+use crate::hash::Hash;
 use crate::resp::reply;
 
 /// Which reply `HSET` or `HMSET` gives.
@@ -28,15 +29,38 @@ pub async fn hset(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, kind: SetReply) -> Flo
         ctx.error(&arity_error(name));
         return Flow::Continue;
     }
-    let pairs = (2..args.len())
-        .step_by(2)
-        .map(|i| (args.bytes(i), args.bytes(i + 1)));
-    match modify_hash(ctx, args.get(1), |h| Ok((h.set_many(pairs), true))).await {
+    let r = if args.len() == 4 {
+        set_one(args, ctx).await
+    } else {
+        let pairs = (2..args.len())
+            .step_by(2)
+            .map(|i| (args.bytes(i), args.bytes(i + 1)));
+        modify_hash(ctx, args.get(1), |h| Ok((h.set_many(pairs), true))).await
+    };
+    match r {
         Ok(_) if kind == SetReply::Ok => reply::ok(ctx.out),
         Ok(added) => reply::integer(ctx.out, added as i64),
         Err(msg) => ctx.error(&msg),
     }
     Flow::Continue
+}
+
+/// `HSET key field value` on the stored hash, not decoded: a write to one
+/// field of a big hash copies it in two pieces ([`Hash::set_stored`]).
+async fn set_one(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Result<usize, String> {
+    let (field, value) = (args.get(2), args.get(3));
+    collection::modify_stored::<Hash, _>(ctx, args.get(1), |raw| match raw {
+        Some(raw) => {
+            let s = Hash::set_stored(raw, field, value)?;
+            Ok((s.value, Some(s.patch), usize::from(s.added)))
+        }
+        None => {
+            let mut h = Hash::default();
+            h.set(args.bytes(2), args.bytes(3));
+            Ok((h.encode(), None, 1))
+        }
+    })
+    .await
 }
 
 /// `HSETNX key field value`: 1 when the field was set, 0 when it existed.
