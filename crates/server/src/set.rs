@@ -24,7 +24,7 @@
 //! ```
 
 use crate::oplog::{self, OpLog};
-use crate::packed::{find_entry, Corrupt};
+use crate::packed::{buffer_apart, find_entry, finish_apart, put_item, start, Corrupt, Reader};
 use crate::slot::{encode_slots, read_slots, Slot};
 use bytes::Bytes;
 use std::collections::HashSet;
@@ -77,6 +77,56 @@ impl Set {
     /// decoding it ([`find_entry`]).
     pub fn find(raw: &Bytes, member: &[u8]) -> Result<bool, Corrupt> {
         Ok(find_entry(raw, 1, member)?.is_some())
+    }
+
+    /// [`Set::add_many`] of one member on the stored set `raw` without
+    /// decoding it: `None` when `member` is there already, else the stored
+    /// set after and the patch [`Set::apply_patch`] makes it with. The
+    /// member goes where `add_many` puts it (in order in a set of integers,
+    /// else last), the rest copied in at most two pieces; the bytes are
+    /// those `Set::decode(raw)`, `add_many`, `encode` would write.
+    pub fn add_stored(raw: &Bytes, member: &[u8]) -> Result<Option<(Bytes, Bytes)>, Corrupt> {
+        let (mut r, count) = Reader::open(raw, 1)?;
+        let header_end = r.position();
+        let number = parse_i64(member);
+        // While every member is an integer: where `member` goes in order.
+        let mut integers = true;
+        let mut before = None;
+        for _ in 0..count {
+            let start = r.position();
+            let (at, end) = r.item_span()?;
+            let m = &raw[at..end];
+            if m == member {
+                return Ok(None);
+            }
+            if integers {
+                match parse_i64(m) {
+                    None => integers = false,
+                    Some(v) if before.is_none() && number.is_some_and(|n| v > n) => {
+                        before = Some(start)
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
+        r.finish()?;
+        let at = match (integers, number) {
+            (true, Some(_)) => before.unwrap_or(raw.len()),
+            _ => raw.len(),
+        };
+        let head = start(count + 1, 0);
+        let len = head.len() + raw.len() + member.len() + 10;
+        let (mut out, apart) = buffer_apart(len, head.len(), &raw[header_end..]);
+        out.extend_from_slice(&head);
+        out.extend_from_slice(&raw[header_end..at]);
+        put_item(&mut out, member);
+        out.extend_from_slice(&raw[at..]);
+        let mut ops = OpLog::default();
+        ops.push(ADD, &[member]);
+        Ok(Some((
+            finish_apart(out, apart),
+            ops.take().expect("one operation recorded"),
+        )))
     }
 
     /// The writes made since this set was decoded, as a patch that turns
@@ -409,5 +459,41 @@ mod tests {
             assert!(Set::find(&raw.slice(..raw.len() - 1), b"4").is_err());
         }
         assert!(!Set::find(&Set::default().encode(), b"x").unwrap());
+    }
+
+    #[test]
+    fn add_stored_writes_what_decode_add_encode_writes() {
+        let mut rng = crate::test_rng::Lcg(19);
+        let mut raw = Set::default().encode();
+        // Integers only (kept in order) for a while, then strings too,
+        // then integers again after the strings are removed.
+        for round in 0..900u64 {
+            let n = rng.next(400);
+            let member = if (300..600).contains(&round) && n % 3 == 0 {
+                format!("m{n}")
+            } else {
+                (n as i64 - 200).to_string()
+            };
+            let mut s = Set::decode(&raw).unwrap();
+            if round == 600 {
+                s.retain(|m| !m.starts_with(b"m"));
+                raw = s.encode();
+                continue;
+            }
+            let added = s.add_many([b(&member)]) == 1;
+            let want = s.encode();
+            match Set::add_stored(&raw, member.as_bytes()).unwrap() {
+                Some((value, patch)) => {
+                    assert!(added, "round {round}: {member} was there");
+                    assert_eq!(value, want, "round {round}: {member}");
+                    assert_eq!(Set::apply_patch(&raw, &patch).unwrap(), want);
+                }
+                None => assert!(!added, "round {round}: {member} was not there"),
+            }
+            raw = want;
+        }
+        let s = Set::decode(&raw).unwrap();
+        assert!(s.len() > 200 && s.encoding(i64::MAX) == "intset");
+        assert!(Set::add_stored(&raw.slice(..raw.len() - 1), b"x").is_err());
     }
 }

@@ -253,16 +253,25 @@ pub async fn modify<C: Collection, T>(
     }
 }
 
+/// What a write on a collection's stored bytes ([`modify_stored`]) does.
+pub enum StoredEdit {
+    /// Nothing (the key is left as it was).
+    Keep,
+    /// Stores this value whole.
+    Whole(Bytes),
+    /// Stores this value, which this patch makes from the one before.
+    Patched(Bytes, Bytes),
+}
+
 /// Read-modify-write of the `C` at `key` on its stored bytes, for a write
 /// that changes a little of a big collection without decoding it (`HSET`
 /// of one field). `f` gets the stored value (`None` when absent) and
-/// returns the value after, the patch from the one before (`None` to
-/// store the value whole), and its answer; the value is stored as
-/// [`modify`] would (expiry kept, size limit checked).
+/// returns the edit and its answer; a value is stored as [`modify`] would
+/// (expiry kept, size limit checked).
 pub async fn modify_stored<C: Collection, T>(
     ctx: &mut Ctx<'_, '_>,
     key: &[u8],
-    f: impl FnOnce(Option<&Bytes>) -> Result<(Bytes, Option<Bytes>, T), Corrupt>,
+    f: impl FnOnce(Option<&Bytes>) -> Result<(StoredEdit, T), Corrupt>,
 ) -> Result<T, String> {
     let key = Bytes::copy_from_slice(key);
     let max = ctx.server.config.limits.max_bulk_len;
@@ -275,7 +284,9 @@ pub async fn modify_stored<C: Collection, T>(
                 None => f(None),
             };
             let (value, patch, answer) = match edit {
-                Ok(edit) => edit,
+                Ok((StoredEdit::Keep, answer)) => return (Change::Keep, Ok(answer)),
+                Ok((StoredEdit::Whole(value), answer)) => (value, None, answer),
+                Ok((StoredEdit::Patched(value, patch), answer)) => (value, Some(patch), answer),
                 Err(c) => return (Change::Keep, Err(corrupt::<C>(c))),
             };
             if value.len() > max {

@@ -4,8 +4,9 @@
 //! (arity, then the increment, then the key's type).
 
 use super::modify_hash;
+use crate::cmd::collection::{self, StoredEdit};
 use crate::cmd::incrbyfloat::{check_hash_increment, hash_add};
-use crate::cmd::{arity_error, collection, parse_i64, Args, Ctx, Flow, NOT_AN_INTEGER};
+use crate::cmd::{arity_error, parse_i64, Args, Ctx, Flow, NOT_AN_INTEGER};
 use crate::hash::Hash;
 use crate::resp::reply;
 
@@ -52,12 +53,12 @@ async fn set_one(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Result<usize, String
     collection::modify_stored::<Hash, _>(ctx, args.get(1), |raw| match raw {
         Some(raw) => {
             let s = Hash::set_stored(raw, field, value)?;
-            Ok((s.value, Some(s.patch), usize::from(s.added)))
+            Ok((StoredEdit::Patched(s.value, s.patch), usize::from(s.added)))
         }
         None => {
             let mut h = Hash::default();
             h.set(args.bytes(2), args.bytes(3));
-            Ok((h.encode(), None, 1))
+            Ok((StoredEdit::Whole(h.encode()), 1))
         }
     })
     .await

@@ -1,7 +1,7 @@
 //! The set commands that write: `SADD`, `SREM`, `SMOVE`, `SPOP`.
 
 use super::{reply_empty, reply_members};
-use crate::cmd::collection::{self, collection_of, store};
+use crate::cmd::collection::{self, collection_of, store, StoredEdit};
 use crate::cmd::sampling::{distinct, random_below};
 use crate::cmd::{Args, Ctx, Flow, SYNTAX_ERROR};
 use crate::resp::reply;
@@ -11,16 +11,36 @@ use tiercache_engine::Change;
 
 /// `SADD key member [member ...]`: how many are new.
 pub async fn sadd(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
-    let r = collection::modify::<Set, _>(ctx, args.get(1), |s| {
-        let added = s.add_many((2..args.len()).map(|i| args.bytes(i)));
-        Ok((added, added > 0))
-    })
-    .await;
+    let r = if args.len() == 3 {
+        add_one(args, ctx).await
+    } else {
+        collection::modify::<Set, _>(ctx, args.get(1), |s| {
+            let added = s.add_many((2..args.len()).map(|i| args.bytes(i)));
+            Ok((added, added > 0))
+        })
+        .await
+    };
     match r {
         Ok(n) => reply::integer(ctx.out, n as i64),
         Err(msg) => ctx.error(&msg),
     }
     Flow::Continue
+}
+
+/// `SADD key member` on the stored set, not decoded: a member already
+/// there costs a scan, a new one two copies ([`Set::add_stored`]).
+async fn add_one(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Result<usize, String> {
+    collection::modify_stored::<Set, _>(ctx, args.get(1), |raw| match raw {
+        Some(raw) => Ok(match Set::add_stored(raw, args.get(2))? {
+            Some((value, patch)) => (StoredEdit::Patched(value, patch), 1),
+            None => (StoredEdit::Keep, 0),
+        }),
+        None => Ok((
+            StoredEdit::Whole(Set::from_members([args.bytes(2)]).encode()),
+            1,
+        )),
+    })
+    .await
 }
 
 /// `SREM key member [member ...]`: how many were there.
