@@ -24,11 +24,12 @@
 //! ```
 
 use crate::oplog::{self, OpLog};
-use crate::packed::{find_entry, put_item, Corrupt, Reader};
+use crate::packed::{buffer_apart, find_entry, finish_apart, put_item, start, Corrupt, Reader};
 use crate::slot::{encode_runs, Slot};
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use std::cmp::Ordering;
 use std::collections::HashMap;
+use std::ops::Range;
 
 /// Redis's default `zset-max-listpack-entries`.
 pub const LISTPACK_MAX_ENTRIES: i64 = 128;
@@ -65,6 +66,21 @@ impl PartialEq for ZSet {
     }
 }
 
+/// Reads a stored score: exactly [`SCORE_ITEM`] bytes (which `encode`
+/// relies on when it copies an entry), not NaN.
+fn read_score(r: &mut Reader<'_>, raw: &[u8]) -> Result<f64, Corrupt> {
+    let before = r.position();
+    let (at, end) = r.item_span()?;
+    if at != before + 1 || end != at + 8 {
+        return Err(Corrupt("bad score"));
+    }
+    let score = f64::from_le_bytes(raw[at..end].try_into().expect("8 bytes"));
+    if score.is_nan() {
+        return Err(Corrupt("bad score"));
+    }
+    Ok(score)
+}
+
 /// Redis's order: by score, then by member bytes.
 fn order(a: (&[u8], f64), b: (&[u8], f64)) -> Ordering {
     a.1.total_cmp(&b.1).then_with(|| a.0.cmp(b.0))
@@ -79,16 +95,7 @@ impl ZSet {
         let mut entries = Vec::with_capacity(count);
         for _ in 0..count {
             let member = Slot::read(&mut r)?;
-            let member_end = r.position();
-            let (at, end) = r.item_span()?;
-            // Exactly SCORE_ITEM bytes, as `encode` copies it.
-            if at != member_end + 1 || end != at + 8 {
-                return Err(Corrupt("bad score"));
-            }
-            let score = f64::from_le_bytes(raw[at..end].try_into().expect("8 bytes"));
-            if score.is_nan() {
-                return Err(Corrupt("bad score"));
-            }
+            let score = read_score(&mut r, raw)?;
             entries.push((member, score));
         }
         r.finish()?;
@@ -110,16 +117,98 @@ impl ZSet {
     /// The score of `member` in the stored sorted set `raw`, found
     /// without decoding it ([`find_entry`]).
     pub fn find_score(raw: &Bytes, member: &[u8]) -> Result<Option<f64>, Corrupt> {
-        let Some(mut r) = find_entry(raw, 2, member)? else {
+        match find_entry(raw, 2, member)? {
+            Some(mut r) => read_score(&mut r, raw).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// [`ZSet::insert`] on the stored sorted set `raw` without decoding
+    /// it: `decide` gets `member`'s score (`None` when absent) and returns
+    /// its new one, or `None` to leave the set alone. Returns the stored
+    /// set after and the patch [`ZSet::apply_patch`] makes it with, or
+    /// `None` for no change. `guess` is the score `decide` will return if
+    /// any (a `ZADD` without `INCR`), so that one scan finds both the
+    /// member and its new place and stops there; without it, or when
+    /// `decide` returns another, a second scan finds the place. At most
+    /// three copies; the bytes are those `ZSet::decode(raw)`, `insert`,
+    /// `encode` would write.
+    pub fn insert_stored(
+        raw: &Bytes,
+        member: &[u8],
+        guess: Option<f64>,
+        decide: impl FnOnce(Option<f64>) -> Option<f64>,
+    ) -> Result<Option<(Bytes, Bytes)>, Corrupt> {
+        // Where (member, score) goes: before the first entry ordered after
+        // it. The member's old entry may be that one; then the next entry
+        // is after it too, and removing the old one puts the new one in
+        // the same place.
+        let after = |m: &[u8], s: f64, score: f64| order((m, s), (member, score)).is_gt();
+        let (mut r, count) = Reader::open(raw, 10)?;
+        let header_end = r.position();
+        let guess = guess.map(|g| g + 0.0);
+        // The member's entry (its bytes, length prefix to score) and score.
+        let mut old = None;
+        let mut guessed_place = None;
+        let mut read = 0;
+        while read < count && (old.is_none() || (guess.is_some() && guessed_place.is_none())) {
+            let start = r.position();
+            let (at, end) = r.item_span()?;
+            let score = read_score(&mut r, raw)?;
+            let m = &raw[at..end];
+            if old.is_none() && m == member {
+                old = Some((start..r.position(), score));
+            }
+            if guessed_place.is_none() && guess.is_some_and(|g| after(m, score, g)) {
+                guessed_place = Some(start);
+            }
+            read += 1;
+        }
+        if read == count {
+            r.finish()?;
+        }
+        let Some(score) = decide(old.as_ref().map(|(_, s)| *s)) else {
             return Ok(None);
         };
-        let (at, end) = r.item_span()?;
-        let score: [u8; 8] = raw[at..end].try_into().map_err(|_| Corrupt("bad score"))?;
-        let score = f64::from_le_bytes(score);
-        if score.is_nan() {
-            return Err(Corrupt("bad score"));
-        }
-        Ok(Some(score))
+        let score = score + 0.0;
+        let old = old.map(|(span, _)| span);
+        let place = if guess.is_some_and(|g| g.to_bits() == score.to_bits()) {
+            guessed_place.unwrap_or(raw.len())
+        } else {
+            let (mut r, _) = Reader::open(raw, 10)?;
+            let mut place = raw.len();
+            for _ in 0..count {
+                let start = r.position();
+                let (at, end) = r.item_span()?;
+                if after(&raw[at..end], read_score(&mut r, raw)?, score) {
+                    place = start;
+                    break;
+                }
+            }
+            place
+        };
+        let head = start(count + usize::from(old.is_none()), 0);
+        let len = head.len() + raw.len() + member.len() + 20;
+        let (mut out, apart) = buffer_apart(len, head.len(), &raw[header_end..]);
+        out.extend_from_slice(&head);
+        // The old entry lies wholly on one side of the new place.
+        let put_without_old = |out: &mut BytesMut, span: Range<usize>| match &old {
+            Some(o) if span.start <= o.start && o.end <= span.end => {
+                out.extend_from_slice(&raw[span.start..o.start]);
+                out.extend_from_slice(&raw[o.end..span.end]);
+            }
+            _ => out.extend_from_slice(&raw[span]),
+        };
+        put_without_old(&mut out, header_end..place);
+        put_item(&mut out, member);
+        put_item(&mut out, &score.to_le_bytes());
+        put_without_old(&mut out, place..raw.len());
+        let mut ops = OpLog::default();
+        ops.push(INSERT, &[member, &score.to_le_bytes()[..]]);
+        Ok(Some((
+            finish_apart(out, apart),
+            ops.take().expect("one operation recorded"),
+        )))
     }
 
     /// The writes made since this sorted set was decoded, as a patch that
@@ -627,5 +716,60 @@ mod tests {
         let at = raw.len() - SCORE_ITEM;
         let short = [&raw[..at], &[4u8], &raw[at + 1..at + 5]].concat();
         assert!(ZSet::find_score(&Bytes::from(short), b"c").is_err());
+    }
+
+    #[test]
+    fn insert_stored_writes_what_decode_insert_encode_writes() {
+        let mut rng = crate::test_rng::Lcg(23);
+        let mut raw = ZSet::default().encode();
+        let mut changed = 0;
+        // Past 127 members the count takes two bytes; past 16 KiB the
+        // buffer is placed apart.
+        for round in 0..1500 {
+            let member = format!("member:{:0>width$}", rng.next(700), width = 20);
+            let by = rng.next(9) as f64 - 4.0;
+            // Like ZADD's flags: sometimes an increment, sometimes -0,
+            // sometimes no change, sometimes above every other score.
+            let kind = rng.next(5);
+            let top = 1000.0 + round as f64;
+            let decide = |current: Option<f64>| match kind {
+                0 => Some(current.unwrap_or(0.0) + by),
+                1 => Some(-0.0),
+                2 if current.is_some() => None,
+                4 => Some(top),
+                _ => Some(by),
+            };
+            let mut z = ZSet::decode(&raw).unwrap();
+            let want = match decide(z.score(member.as_bytes())) {
+                Some(score) => {
+                    z.insert(Bytes::from(member.clone()), score);
+                    Some(z.encode())
+                }
+                None => None,
+            };
+            // The right guess, none, or a wrong one.
+            let guess = match (kind, rng.next(3)) {
+                (1, 0) => Some(0.0),
+                (3, 0) => Some(by),
+                (4, 0) => Some(top),
+                (_, 1) => None,
+                _ => Some(by + 0.5),
+            };
+            let got = ZSet::insert_stored(&raw, member.as_bytes(), guess, decide).unwrap();
+            match (got, want) {
+                (Some((value, patch)), Some(want)) => {
+                    assert_eq!(value, want, "round {round}: {member}");
+                    assert_eq!(ZSet::apply_patch(&raw, &patch).unwrap(), want);
+                    raw = want;
+                    changed += 1;
+                }
+                (None, None) => {}
+                (got, want) => panic!("round {round}: {got:?} against {want:?}"),
+            }
+        }
+        assert!(changed > 1000 && raw.len() > 16 * 1024);
+        assert!(ZSet::decode(&raw).unwrap().len() > 127);
+        let cut = raw.slice(..raw.len() - 1);
+        assert!(ZSet::insert_stored(&cut, b"x", Some(1.0), |_| Some(1.0)).is_err());
     }
 }

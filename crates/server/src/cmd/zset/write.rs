@@ -2,7 +2,7 @@
 //! `ZPOPMIN`, `ZPOPMAX` and `ZREMRANGEBYRANK`/`SCORE`/`LEX`.
 
 use super::{parse_score, reply_members, Selection, NOT_A_FLOAT};
-use crate::cmd::collection;
+use crate::cmd::collection::{self, StoredEdit};
 use crate::cmd::list::pop::parse_mpop;
 use crate::cmd::{Args, Ctx, Flow, SYNTAX_ERROR};
 use crate::resp::reply;
@@ -72,8 +72,85 @@ pub async fn zadd(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, incrby: bool) -> Flow 
         };
         pairs.push((args.bytes(i + 1), score));
     }
-    // Counts: added, updated, processed (not a no-op); the last score.
-    let r = collection::modify::<ZSet, _>(ctx, args.get(1), |z| {
+    let r = if let [(member, score)] = &pairs[..] {
+        add_to_stored(ctx, args.get(1), f, member, *score).await
+    } else {
+        add_decoded(ctx, args.get(1), f, pairs).await
+    };
+    let proto = ctx.proto();
+    match r {
+        Err(msg) => ctx.error(&msg),
+        Ok((_, _, processed, last)) if f.incr => match last {
+            Some(score) if processed > 0 => reply::double(ctx.out, score, proto),
+            _ => ctx.null(),
+        },
+        Ok((added, updated, _, _)) => {
+            let n = if f.ch { added + updated } else { added };
+            reply::integer(ctx.out, n as i64)
+        }
+    }
+    Flow::Continue
+}
+
+/// What `ZADD` did: members added, updated, processed (not a no-op),
+/// and the last score set (for `INCR`).
+type Added = (usize, usize, usize, Option<f64>);
+
+/// `ZADD` of one member on the stored sorted set, not decoded
+/// ([`ZSet::insert_stored`]): two scans and three copies of a big set,
+/// not a decode and an encode.
+async fn add_to_stored(
+    ctx: &mut Ctx<'_, '_>,
+    key: &[u8],
+    f: AddFlags,
+    member: &Bytes,
+    score: f64,
+) -> Result<Added, String> {
+    // Without INCR, the score it gets if it gets one.
+    let guess = (!f.incr).then_some(score);
+    let mut outcome = Outcome::Nop;
+    let mut decide = |current| {
+        outcome = add_one(f, current, score);
+        match outcome {
+            Outcome::Added(s) | Outcome::Updated(s) => Some(s),
+            _ => None,
+        }
+    };
+    collection::modify_stored::<ZSet, _>(ctx, key, |raw| {
+        let edit = match raw {
+            Some(raw) => match ZSet::insert_stored(raw, member, guess, decide)? {
+                Some((value, patch)) => StoredEdit::Patched(value, patch),
+                None => StoredEdit::Keep,
+            },
+            None => match decide(None) {
+                Some(s) => {
+                    let mut z = ZSet::default();
+                    z.insert(member.clone(), s);
+                    StoredEdit::Whole(z.encode())
+                }
+                None => StoredEdit::Keep,
+            },
+        };
+        Ok((edit, ()))
+    })
+    .await?;
+    match outcome {
+        Outcome::Added(s) => Ok((1, 0, 1, Some(s))),
+        Outcome::Updated(s) => Ok((0, 1, 1, Some(s))),
+        Outcome::Same(s) => Ok((0, 0, 1, Some(s))),
+        Outcome::Nop => Ok((0, 0, 0, None)),
+        Outcome::Nan => Err(NAN_SCORE.to_string()),
+    }
+}
+
+/// `ZADD` of several members on the decoded sorted set.
+async fn add_decoded(
+    ctx: &mut Ctx<'_, '_>,
+    key: &[u8],
+    f: AddFlags,
+    mut pairs: Vec<(Bytes, f64)>,
+) -> Result<Added, String> {
+    collection::modify::<ZSet, _>(ctx, key, |z| {
         if f.xx && z.is_empty() {
             return Ok(((0, 0, 0, None), false));
         }
@@ -133,20 +210,7 @@ pub async fn zadd(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, incrby: bool) -> Flow 
         }
         Ok(((added, updated, processed, last), added + updated > 0))
     })
-    .await;
-    let proto = ctx.proto();
-    match r {
-        Err(msg) => ctx.error(&msg),
-        Ok((_, _, processed, last)) if f.incr => match last {
-            Some(score) if processed > 0 => reply::double(ctx.out, score, proto),
-            _ => ctx.null(),
-        },
-        Ok((added, updated, _, _)) => {
-            let n = if f.ch { added + updated } else { added };
-            reply::integer(ctx.out, n as i64)
-        }
-    }
-    Flow::Continue
+    .await
 }
 
 /// What `ZADD` does with one member (Redis's `zsetAdd`).
