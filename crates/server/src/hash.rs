@@ -16,11 +16,20 @@
 //!
 //! Decoding is one pass, bounds-checked: a corrupt value from a store is a
 //! [`Corrupt`] error, never a panic or a huge allocation. Fields and values
-//! are slices of the stored buffer (no copy).
+//! are read from the stored buffer (no copy).
 //!
 //! A hash decoded from a stored value records its writes, so that
 //! write-back journals an `HSET` to a big hash as the field set, not the
-//! hash ([`Hash::take_patch`], [`crate::oplog`]).
+//! hash ([`Hash::take_patch`], `oplog`). One field is read or set
+//! without decoding: [`Hash::find`], [`Hash::set_stored`].
+//!
+//! ```
+//! use tiercache_server::hash::Hash;
+//! let stored = Hash::default().encode();
+//! let one = Hash::set_stored(&stored, b"f", b"v").unwrap();
+//! assert!(one.added);
+//! assert_eq!(Hash::find(&one.value, b"f").unwrap(), Some(&b"v"[..]));
+//! ```
 //!
 //! ```
 //! use tiercache_server::hash::Hash;
@@ -118,7 +127,7 @@ impl Hash {
     }
 
     /// [`Hash::set`] on the stored hash `raw` without decoding it: the
-    /// stored hash after, the patch [`Hash::apply_patch`] makes it with,
+    /// stored hash after, the patch `Hash::apply_patch` makes it with,
     /// and whether the field is new. The bytes left alone are copied in at
     /// most two pieces; they are the bytes `Hash::decode(raw)`, `set`,
     /// `encode` would write.
@@ -187,7 +196,7 @@ impl Hash {
     }
 
     /// The stored form: unchanged fields are copied from the stored bytes
-    /// in runs ([`encode_slots`]).
+    /// in runs (`slot::encode_slots`).
     pub fn encode(&self) -> Bytes {
         encode_slots(
             &self.raw,

@@ -8,11 +8,12 @@
 //! Order: a set whose members are all integers is kept sorted by value,
 //! as Redis lists an `intset`; any other set keeps insertion order (Redis's
 //! `hashtable` order is arbitrary, so any order is as good beyond the
-//! `intset` limit). A command decodes the whole set: membership is a
+//! `intset` limit). Most commands decode the whole set: membership is a
 //! scan while small, a temporary index beyond [`INDEX_ABOVE`] members
 //! touched at once. A set decoded from a stored value records its writes,
 //! so that write-back journals a `SADD` to a big set as the members added
-//! ([`Set::take_patch`], [`crate::oplog`]).
+//! ([`Set::take_patch`], `oplog`). One member is looked up or
+//! added without decoding: [`Set::find`], [`Set::add_stored`].
 //!
 //! ```
 //! use tiercache_server::set::Set;
@@ -81,7 +82,7 @@ impl Set {
 
     /// [`Set::add_many`] of one member on the stored set `raw` without
     /// decoding it: `None` when `member` is there already, else the stored
-    /// set after and the patch [`Set::apply_patch`] makes it with. The
+    /// set after and the patch `Set::apply_patch` makes it with. The
     /// member goes where `add_many` puts it (in order in a set of integers,
     /// else last), the rest copied in at most two pieces; the bytes are
     /// those `Set::decode(raw)`, `add_many`, `encode` would write.
@@ -157,7 +158,7 @@ impl Set {
     }
 
     /// The stored form: unchanged members are copied from the stored bytes
-    /// in runs ([`encode_slots`]).
+    /// in runs (`slot::encode_slots`).
     pub fn encode(&self) -> Bytes {
         encode_slots(&self.raw, self.members.len(), self.members.iter())
     }

@@ -9,7 +9,8 @@
 //! vector. The engine and the stores carry the value as opaque bytes. A
 //! sorted set decoded from a stored value records its writes, so that
 //! write-back journals a `ZADD` to a big one as the member and its score
-//! ([`ZSet::take_patch`], [`crate::oplog`]).
+//! ([`ZSet::take_patch`], `oplog`). One member's score is read or
+//! set without decoding: [`ZSet::find_score`], [`ZSet::insert_stored`].
 //!
 //! ```
 //! use tiercache_server::zset::ZSet;
@@ -126,7 +127,7 @@ impl ZSet {
     /// [`ZSet::insert`] on the stored sorted set `raw` without decoding
     /// it: `decide` gets `member`'s score (`None` when absent) and returns
     /// its new one, or `None` to leave the set alone. Returns the stored
-    /// set after and the patch [`ZSet::apply_patch`] makes it with, or
+    /// set after and the patch `ZSet::apply_patch` makes it with, or
     /// `None` for no change. `guess` is the score `decide` will return if
     /// any (a `ZADD` without `INCR`), so that one scan finds both the
     /// member and its new place and stops there; without it, or when
@@ -261,7 +262,7 @@ impl ZSet {
     }
 
     /// The stored form: unchanged members are copied with their scores
-    /// from the stored bytes, in runs ([`encode_runs`]).
+    /// from the stored bytes, in runs (`slot::encode_runs`).
     pub fn encode(&self) -> Bytes {
         let raw = &self.raw;
         let size: usize = self

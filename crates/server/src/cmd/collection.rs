@@ -227,27 +227,35 @@ pub async fn modify<C: Collection, T>(
     key: &[u8],
     f: impl FnOnce(&mut C) -> Edit<T>,
 ) -> Result<T, String> {
+    modify_entry(ctx, key, |old, max| {
+        let mut c = match collection_of::<C>(old) {
+            Ok(c) => c.unwrap_or_default(),
+            Err(msg) => return (Change::Keep, Err(msg)),
+        };
+        let answer = match f(&mut c) {
+            Err(msg) => return (Change::Keep, Err(msg)),
+            Ok((answer, false)) => return (Change::Keep, Ok(answer)),
+            Ok((answer, true)) => answer,
+        };
+        match store_patched(old, &mut c, max) {
+            Ok(change) => (change, Ok(answer)),
+            Err(msg) => (Change::Keep, Err(msg)),
+        }
+    })
+    .await
+}
+
+/// One `Session::modify` of `key`: `f` gets its entry (under the key's
+/// lock) and the value size limit, and returns the change to make and the
+/// answer or error reply.
+pub async fn modify_entry<T>(
+    ctx: &mut Ctx<'_, '_>,
+    key: &[u8],
+    f: impl FnOnce(Option<&Entry>, usize) -> (Change, Result<T, String>),
+) -> Result<T, String> {
     let key = Bytes::copy_from_slice(key);
     let max = ctx.server.config.limits.max_bulk_len;
-    let r = ctx
-        .session
-        .modify(key, |old| {
-            let mut c = match collection_of::<C>(old) {
-                Ok(c) => c.unwrap_or_default(),
-                Err(msg) => return (Change::Keep, Err(msg)),
-            };
-            let answer = match f(&mut c) {
-                Err(msg) => return (Change::Keep, Err(msg)),
-                Ok((answer, false)) => return (Change::Keep, Ok(answer)),
-                Ok((answer, true)) => answer,
-            };
-            match store_patched(old, &mut c, max) {
-                Ok(change) => (change, Ok(answer)),
-                Err(msg) => (Change::Keep, Err(msg)),
-            }
-        })
-        .await;
-    match r {
+    match ctx.session.modify(key, |old| f(old, max)).await {
         Ok(m) => m.result,
         Err(e) => Err(engine_error_message(&e)),
     }
@@ -273,39 +281,31 @@ pub async fn modify_stored<C: Collection, T>(
     key: &[u8],
     f: impl FnOnce(Option<&Bytes>) -> Result<(StoredEdit, T), Corrupt>,
 ) -> Result<T, String> {
-    let key = Bytes::copy_from_slice(key);
-    let max = ctx.server.config.limits.max_bulk_len;
-    let r = ctx
-        .session
-        .modify(key, |old| {
-            let edit = match old {
-                Some(e) if e.kind != C::KIND => return (Change::Keep, Err(WRONGTYPE.to_string())),
-                Some(e) => f(Some(&e.value)),
-                None => f(None),
-            };
-            let (value, patch, answer) = match edit {
-                Ok((StoredEdit::Keep, answer)) => return (Change::Keep, Ok(answer)),
-                Ok((StoredEdit::Whole(value), answer)) => (value, None, answer),
-                Ok((StoredEdit::Patched(value, patch), answer)) => (value, Some(patch), answer),
-                Err(c) => return (Change::Keep, Err(corrupt::<C>(c))),
-            };
-            if value.len() > max {
-                return (Change::Keep, Err(too_big(C::NAME, max)));
+    modify_entry(ctx, key, |old, max| {
+        let edit = match old {
+            Some(e) if e.kind != C::KIND => return (Change::Keep, Err(WRONGTYPE.to_string())),
+            Some(e) => f(Some(&e.value)),
+            None => f(None),
+        };
+        let (value, patch, answer) = match edit {
+            Ok((StoredEdit::Keep, answer)) => return (Change::Keep, Ok(answer)),
+            Ok((StoredEdit::Whole(value), answer)) => (value, None, answer),
+            Ok((StoredEdit::Patched(value, patch), answer)) => (value, Some(patch), answer),
+            Err(c) => return (Change::Keep, Err(corrupt::<C>(c))),
+        };
+        if value.len() > max {
+            return (Change::Keep, Err(too_big(C::NAME, max)));
+        }
+        let change = match (old, patch) {
+            (Some(e), Some(patch)) => {
+                Change::Patch(Entry::with_kind(value, e.expires_at, 0, C::KIND), patch)
             }
-            let change = match (old, patch) {
-                (Some(e), Some(patch)) => {
-                    Change::Patch(Entry::with_kind(value, e.expires_at, 0, C::KIND), patch)
-                }
-                (Some(e), None) => Change::Exact(Entry::with_kind(value, e.expires_at, 0, C::KIND)),
-                (None, _) => Change::Put(Entry::with_kind(value, None, 0, C::KIND)),
-            };
-            (change, Ok(answer))
-        })
-        .await;
-    match r {
-        Ok(m) => m.result,
-        Err(e) => Err(engine_error_message(&e)),
-    }
+            (Some(e), None) => Change::Exact(Entry::with_kind(value, e.expires_at, 0, C::KIND)),
+            (None, _) => Change::Put(Entry::with_kind(value, None, 0, C::KIND)),
+        };
+        (change, Ok(answer))
+    })
+    .await
 }
 
 /// Takes from the first non-empty `C` of `keys` (`LMPOP`, `ZMPOP` and the

@@ -21,10 +21,10 @@ pub mod read;
 pub mod write;
 
 use super::collection::{self, collection_of, Edit};
-use super::{engine_error_message, Ctx};
+use super::Ctx;
 use crate::resp::reply;
 use crate::stream::{Item, Limits, Stream, StreamId, NODE_MAX_BYTES, NODE_MAX_ENTRIES};
-use bytes::{Bytes, BytesMut};
+use bytes::BytesMut;
 use tiercache_engine::{Change, Entry, ValueKind};
 
 /// The node thresholds in force.
@@ -88,29 +88,21 @@ pub async fn modify<T>(
     key: &[u8],
     f: impl FnOnce(&mut Option<Stream>) -> Edit<T>,
 ) -> Result<T, String> {
-    let key = Bytes::copy_from_slice(key);
-    let max = ctx.server.config.limits.max_bulk_len;
-    let r = ctx
-        .session
-        .modify(key, |old| {
-            let mut s = match collection_of::<Stream>(old) {
-                Ok(s) => s,
-                Err(msg) => return (Change::Keep, Err(msg)),
-            };
-            match f(&mut s) {
+    collection::modify_entry(ctx, key, |old, max| {
+        let mut s = match collection_of::<Stream>(old) {
+            Ok(s) => s,
+            Err(msg) => return (Change::Keep, Err(msg)),
+        };
+        match f(&mut s) {
+            Err(msg) => (Change::Keep, Err(msg)),
+            Ok((answer, false)) => (Change::Keep, Ok(answer)),
+            Ok((answer, true)) => match store(old, s.as_mut(), max) {
+                Ok(change) => (change, Ok(answer)),
                 Err(msg) => (Change::Keep, Err(msg)),
-                Ok((answer, false)) => (Change::Keep, Ok(answer)),
-                Ok((answer, true)) => match store(old, s.as_mut(), max) {
-                    Ok(change) => (change, Ok(answer)),
-                    Err(msg) => (Change::Keep, Err(msg)),
-                },
-            }
-        })
-        .await;
-    match r {
-        Ok(m) => m.result,
-        Err(e) => Err(engine_error_message(&e)),
-    }
+            },
+        }
+    })
+    .await
 }
 
 /// The change that stores `s` in place of `old` (a deleted key for `None`):
