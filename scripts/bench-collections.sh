@@ -23,6 +23,7 @@
 #   hget-1000      HGET h field:__rand_int__ on a hash of 1,000 fields
 #   sismember-1000 SISMEMBER s member:__rand_int__ on a set of 1,000 members
 #   zscore-1000    ZSCORE z member:__rand_int__ on a sorted set of 1,000
+#   hincrby-1000   HINCRBY n field:__rand_int__ 1 on a hash of 1,000 counters
 #
 # Each server is flushed and set up afresh before each of its runs, so both
 # start from the same data. Needs a release build, redis-server and
@@ -35,7 +36,7 @@ rounds=${1:-3}
 shift || true
 all=(xadd-capped xadd-grow xrange-head xrevrange-tail xread-tail lpush-grow rpop-shrink
   lrange-head lindex-middle lmove-queue hset-1000 sadd-1000 zadd-1000
-  hget-1000 sismember-1000 zscore-1000)
+  hget-1000 sismember-1000 zscore-1000 hincrby-1000)
 workloads=("${@:-${all[@]}}")
 [ $# -eq 0 ] && workloads=("${all[@]}")
 bin=${TIERCACHE_BIN:-target/release/tiercache}
@@ -73,8 +74,9 @@ for start in range(1, n + 1, batch):
 PY
 }
 
-# fill_members PORT: a hash "h", a set "s" and a sorted set "z" of the
-# 1,000 members redis-benchmark's -r 1000 names (__rand_int__ is 12 digits).
+# fill_members PORT: a hash "h", a set "s", a sorted set "z" and a hash of
+# counters "n" of the 1,000 members redis-benchmark's -r 1000 names
+# (__rand_int__ is 12 digits).
 fill_members() {
   python3 - "$1" <<'PY'
 import socket, sys
@@ -85,7 +87,7 @@ out = []
 for i in range(1000):
     n = b"%012d" % i
     out += [cmd(b"HSET", b"h", b"field:" + n, b"v"), cmd(b"SADD", b"s", b"member:" + n),
-            cmd(b"ZADD", b"z", b"%d" % i, b"member:" + n)]
+            cmd(b"ZADD", b"z", b"%d" % i, b"member:" + n), cmd(b"HSET", b"n", b"field:" + n, b"0")]
 s.sendall(b"".join(out))
 got = b""
 while got.count(b"\r\n") < len(out):
@@ -100,7 +102,7 @@ setup() {
     xrange-head|xrevrange-tail|xread-tail) fill_stream "$2" 100000 ;;
     rpop-shrink|lrange-head|lindex-middle|lmove-queue)
       redis-benchmark -p "$2" -c 50 -n 100000 -q lpush q x >/dev/null 2>&1 ;;
-    hget-1000|sismember-1000|zscore-1000) fill_members "$2" ;;
+    hget-1000|sismember-1000|zscore-1000|hincrby-1000) fill_members "$2" ;;
   esac
 }
 
@@ -124,6 +126,7 @@ bench() {
     hget-1000) args=(-n 200000 -r 1000 hget h field:__rand_int__) ;;
     sismember-1000) args=(-n 200000 -r 1000 sismember s member:__rand_int__) ;;
     zscore-1000) args=(-n 200000 -r 1000 zscore z member:__rand_int__) ;;
+    hincrby-1000) args=(-n 200000 -r 1000 hincrby n field:__rand_int__ 1) ;;
     *) echo "unknown workload $1" >&2; exit 2 ;;
   esac
   taskset -c 1 redis-benchmark -p "$2" -c 50 --csv "${args[@]}" 2>/dev/null |

@@ -76,6 +76,15 @@ pub struct Stored {
     pub added: bool,
 }
 
+/// Where a field's value lies in a stored hash ([`Hash::locate`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ValueAt {
+    /// The value's item: its length, then its bytes.
+    pub item: std::ops::Range<usize>,
+    /// The value's bytes.
+    pub bytes: std::ops::Range<usize>,
+}
+
 /// A hash's fields and values, in insertion order.
 #[derive(Clone, Debug, Default)]
 pub struct Hash {
@@ -119,11 +128,7 @@ impl Hash {
     /// The value of `field` in the stored hash `raw`, found without
     /// decoding it ([`find_entry`]).
     pub fn find<'a>(raw: &'a Bytes, field: &[u8]) -> Result<Option<&'a [u8]>, Corrupt> {
-        let Some(mut r) = find_entry(raw, 2, field)? else {
-            return Ok(None);
-        };
-        let (at, end) = r.item_span()?;
-        Ok(Some(&raw[at..end]))
+        Ok(Hash::locate(raw, field)?.map(|v| &raw[v.bytes]))
     }
 
     /// [`Hash::set`] on the stored hash `raw` without decoding it: the
@@ -132,25 +137,49 @@ impl Hash {
     /// most two pieces; they are the bytes `Hash::decode(raw)`, `set`,
     /// `encode` would write.
     pub fn set_stored(raw: &Bytes, field: &[u8], value: &[u8]) -> Result<Stored, Corrupt> {
+        let found = Hash::locate(raw, field)?;
+        Hash::set_located(raw, found.as_ref(), field, value)
+    }
+
+    /// Where the value of `field` is in the stored hash `raw` (`None` when
+    /// absent), found without decoding it ([`find_entry`]).
+    pub fn locate(raw: &Bytes, field: &[u8]) -> Result<Option<ValueAt>, Corrupt> {
+        let Some(mut r) = find_entry(raw, 2, field)? else {
+            return Ok(None);
+        };
+        let start = r.position();
+        let (at, end) = r.item_span()?;
+        Ok(Some(ValueAt {
+            item: start..end,
+            bytes: at..end,
+        }))
+    }
+
+    /// [`Hash::set_stored`] where [`Hash::locate`] found `field`'s value
+    /// (`found`), so that a write decided from the value scans once.
+    pub fn set_located(
+        raw: &Bytes,
+        found: Option<&ValueAt>,
+        field: &[u8],
+        value: &[u8],
+    ) -> Result<Stored, Corrupt> {
         let mut ops = OpLog::default();
         ops.push(SET, &[field, value]);
         let patch = ops.take().expect("one operation recorded");
-        let (header, count) = Reader::open(raw, 2)?;
-        let header_end = header.position();
-        let (value, added) = match find_entry(raw, 2, field)? {
-            Some(mut r) => {
+        let (value, added) = match found {
+            Some(ValueAt { item, .. }) => {
                 // Before the old value, the new value, after it.
-                let start = r.position();
-                let (_, end) = r.item_span()?;
-                let len = raw.len() - (end - start) + value.len() + 10;
+                let len = raw.len() - item.len() + value.len() + 10;
                 let (mut out, at) = buffer_apart(len, 0, raw);
-                out.extend_from_slice(&raw[..start]);
+                out.extend_from_slice(&raw[..item.start]);
                 put_item(&mut out, value);
-                out.extend_from_slice(&raw[end..]);
+                out.extend_from_slice(&raw[item.end..]);
                 (finish_apart(out, at), false)
             }
             None => {
                 // One more field in the header, every field, the new one.
+                let (header, count) = Reader::open(raw, 2)?;
+                let header_end = header.position();
                 let head = start(count + 1, 0);
                 let len = head.len() + raw.len() + field.len() + value.len() + 20;
                 let (mut out, at) = buffer_apart(len, head.len(), &raw[header_end..]);

@@ -1,6 +1,8 @@
 //! The hash commands that write: `HSET`/`HMSET`, `HSETNX`, `HDEL`,
-//! `HINCRBY`, `HINCRBYFLOAT`. Each is one read-modify-write of the key
-//! (`modify_hash`); arguments are checked first, in Redis's order
+//! `HINCRBY`, `HINCRBYFLOAT`. Each is one read-modify-write of the key:
+//! a write of one field (`HSET` of one pair, `HSETNX`, the increments) on
+//! the stored bytes (`update_field`, `set_one`), others on the decoded
+//! hash (`modify_hash`). Arguments are checked first, in Redis's order
 //! (arity, then the increment, then the key's type).
 
 use super::modify_hash;
@@ -9,6 +11,7 @@ use crate::cmd::incrbyfloat::{check_hash_increment, hash_add};
 use crate::cmd::{arity_error, parse_i64, Args, Ctx, Flow, NOT_AN_INTEGER};
 use crate::hash::Hash;
 use crate::resp::reply;
+use bytes::Bytes;
 
 /// Which reply `HSET` or `HMSET` gives.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -64,14 +67,55 @@ async fn set_one(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Result<usize, String
     .await
 }
 
+/// A write of the field at argument 2 of the hash at argument 1, decided
+/// from its value, on the stored hash (not decoded, one scan;
+/// [`Hash::locate`], [`Hash::set_located`]): `decide` gets the value (`None` when absent) and
+/// returns the new one (`None` to leave the hash alone) and the answer,
+/// or an error reply.
+async fn update_field<T>(
+    ctx: &mut Ctx<'_, '_>,
+    args: &Args<'_>,
+    decide: impl FnOnce(Option<&[u8]>) -> Result<(Option<Bytes>, T), String>,
+) -> Result<T, String> {
+    let field = args.get(2);
+    collection::modify_stored::<Hash, _>(ctx, args.get(1), |raw| {
+        let found = match raw {
+            Some(raw) => Hash::locate(raw, field)?,
+            None => None,
+        };
+        let current = raw
+            .zip(found.as_ref())
+            .map(|(raw, v)| &raw[v.bytes.clone()]);
+        // An error reply is an answer that leaves the hash alone.
+        let (new, answer) = match decide(current) {
+            Ok((Some(new), answer)) => (new, answer),
+            Ok((None, answer)) => return Ok((StoredEdit::Keep, Ok(answer))),
+            Err(msg) => return Ok((StoredEdit::Keep, Err(msg))),
+        };
+        let edit = match raw {
+            Some(raw) => {
+                let s = Hash::set_located(raw, found.as_ref(), field, &new)?;
+                StoredEdit::Patched(s.value, s.patch)
+            }
+            None => {
+                let mut h = Hash::default();
+                h.set(args.bytes(2), new);
+                StoredEdit::Whole(h.encode())
+            }
+        };
+        Ok((edit, Ok(answer)))
+    })
+    .await
+    .and_then(|answer| answer)
+}
+
 /// `HSETNX key field value`: 1 when the field was set, 0 when it existed.
 pub async fn hsetnx(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
-    let r = modify_hash(ctx, args.get(1), |h| {
-        if h.get(args.get(2)).is_some() {
-            return Ok((0, false));
-        }
-        h.set(args.bytes(2), args.bytes(3));
-        Ok((1, true))
+    let r = update_field(ctx, args, |current| {
+        Ok(match current {
+            Some(_) => (None, 0),
+            None => (Some(args.bytes(3)), 1),
+        })
     })
     .await;
     match r {
@@ -102,16 +146,15 @@ pub async fn hincrby(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         ctx.error(NOT_AN_INTEGER);
         return Flow::Continue;
     };
-    let r = modify_hash(ctx, args.get(1), |h| {
-        let current = match h.get(args.get(2)) {
+    let r = update_field(ctx, args, |current| {
+        let current = match current {
             None => 0,
             Some(v) => parse_i64(v).ok_or("ERR hash value is not an integer")?,
         };
         let new = current
             .checked_add(incr)
             .ok_or("ERR increment or decrement would overflow")?;
-        h.set(args.bytes(2), new.to_string().into());
-        Ok((new, true))
+        Ok((Some(new.to_string().into()), new))
     })
     .await;
     match r {
@@ -129,10 +172,9 @@ pub async fn hincrbyfloat(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         ctx.error(msg);
         return Flow::Continue;
     }
-    let r = modify_hash(ctx, args.get(1), |h| {
-        let sum = hash_add(h.get(args.get(2)), incr)?;
-        h.set(args.bytes(2), sum.clone().into());
-        Ok((sum, true))
+    let r = update_field(ctx, args, |current| {
+        let sum = hash_add(current, incr)?;
+        Ok((Some(sum.clone().into()), sum))
     })
     .await;
     match r {
