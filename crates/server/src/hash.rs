@@ -45,7 +45,7 @@
 
 use crate::oplog::{self, OpLog};
 pub use crate::packed::Corrupt;
-use crate::packed::{buffer_apart, find_entry, finish_apart, put_item, start, Reader};
+use crate::packed::{find_entry, put_item, splice, Reader};
 use crate::slot::{encode_slots, Slot};
 use bytes::Bytes;
 use std::collections::HashMap;
@@ -163,37 +163,37 @@ impl Hash {
         field: &[u8],
         value: &[u8],
     ) -> Result<Stored, Corrupt> {
-        let mut ops = OpLog::default();
-        ops.push(SET, &[field, value]);
-        let patch = ops.take().expect("one operation recorded");
-        let (value, added) = match found {
-            Some(ValueAt { item, .. }) => {
-                // Before the old value, the new value, after it.
-                let len = raw.len() - item.len() + value.len() + 10;
-                let (mut out, at) = buffer_apart(len, 0, raw);
-                out.extend_from_slice(&raw[..item.start]);
-                put_item(&mut out, value);
-                out.extend_from_slice(&raw[item.end..]);
-                (finish_apart(out, at), false)
-            }
-            None => {
-                // One more field in the header, every field, the new one.
-                let (header, count) = Reader::open(raw, 2)?;
-                let header_end = header.position();
-                let head = start(count + 1, 0);
-                let len = head.len() + raw.len() + field.len() + value.len() + 20;
-                let (mut out, at) = buffer_apart(len, head.len(), &raw[header_end..]);
-                out.extend_from_slice(&head);
-                out.extend_from_slice(&raw[header_end..]);
-                put_item(&mut out, field);
-                put_item(&mut out, value);
-                (finish_apart(out, at), true)
-            }
+        let (header, count) = Reader::open(raw, 2)?;
+        let header_end = header.position();
+        let stored = match found {
+            // The old value's item out, the new one in its place.
+            Some(ValueAt { item, .. }) => splice(
+                raw,
+                header_end,
+                count,
+                Some(item.clone()),
+                item.start,
+                value.len() + 10,
+                |out| put_item(out, value),
+            ),
+            // One more field, after every other.
+            None => splice(
+                raw,
+                header_end,
+                count + 1,
+                None,
+                raw.len(),
+                field.len() + value.len() + 20,
+                |out| {
+                    put_item(out, field);
+                    put_item(out, value);
+                },
+            ),
         };
         Ok(Stored {
-            value,
-            patch,
-            added,
+            value: stored,
+            patch: oplog::one(SET, &[field, value]),
+            added: found.is_none(),
         })
     }
 

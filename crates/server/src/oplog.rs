@@ -39,6 +39,13 @@ impl OpLog {
     }
 }
 
+/// The patch of one operation (what an `OpLog` holding only it takes).
+pub(crate) fn one<A: AsRef<[u8]>>(tag: u8, args: &[A]) -> Bytes {
+    let mut log = OpLog::default();
+    log.push(tag, args);
+    log.take().expect("one operation recorded")
+}
+
 /// Calls `f` with each operation of `patch`, in order: its tag and
 /// arguments (slices of `patch`).
 pub(crate) fn replay(

@@ -194,6 +194,39 @@ pub fn buffer_apart(len: usize, dst_at: usize, src: &[u8]) -> (BytesMut, usize) 
     (out, start)
 }
 
+/// The stored value `raw` rewritten around one change, as a write of one
+/// item of a big collection makes it: its header (which ends at
+/// `header_end`) now counting `count` entries, the bytes in `cut` left
+/// out, and `put` writing at most `extra` bytes at `place` (not inside
+/// `cut`). The rest is copied in at most three pieces, into a buffer
+/// placed apart from `raw` ([`buffer_apart`]).
+pub fn splice(
+    raw: &[u8],
+    header_end: usize,
+    count: usize,
+    cut: Option<std::ops::Range<usize>>,
+    place: usize,
+    extra: usize,
+    put: impl FnOnce(&mut BytesMut),
+) -> Bytes {
+    let head = start(count, 0);
+    let len = head.len() + raw.len() + extra;
+    let (mut out, apart) = buffer_apart(len, head.len(), &raw[header_end..]);
+    out.extend_from_slice(&head);
+    // The cut lies wholly on one side of `place`.
+    let copy_around_cut = |out: &mut BytesMut, span: std::ops::Range<usize>| match &cut {
+        Some(c) if span.start <= c.start && c.end <= span.end => {
+            out.extend_from_slice(&raw[span.start..c.start]);
+            out.extend_from_slice(&raw[c.end..span.end]);
+        }
+        _ => out.extend_from_slice(&raw[span]),
+    };
+    copy_around_cut(&mut out, header_end..place);
+    put(&mut out);
+    copy_around_cut(&mut out, place..raw.len());
+    finish_apart(out, apart)
+}
+
 /// The value written into a [`buffer_apart`] buffer from `start`.
 pub fn finish_apart(out: BytesMut, start: usize) -> Bytes {
     out.freeze().slice(start..)

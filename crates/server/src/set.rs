@@ -25,7 +25,7 @@
 //! ```
 
 use crate::oplog::{self, OpLog};
-use crate::packed::{buffer_apart, find_entry, finish_apart, put_item, start, Corrupt, Reader};
+use crate::packed::{find_entry, put_item, splice, Corrupt, Reader};
 use crate::slot::{encode_slots, read_slots, Slot};
 use bytes::Bytes;
 use std::collections::HashSet;
@@ -115,19 +115,16 @@ impl Set {
             (true, Some(_)) => before.unwrap_or(raw.len()),
             _ => raw.len(),
         };
-        let head = start(count + 1, 0);
-        let len = head.len() + raw.len() + member.len() + 10;
-        let (mut out, apart) = buffer_apart(len, head.len(), &raw[header_end..]);
-        out.extend_from_slice(&head);
-        out.extend_from_slice(&raw[header_end..at]);
-        put_item(&mut out, member);
-        out.extend_from_slice(&raw[at..]);
-        let mut ops = OpLog::default();
-        ops.push(ADD, &[member]);
-        Ok(Some((
-            finish_apart(out, apart),
-            ops.take().expect("one operation recorded"),
-        )))
+        let value = splice(
+            raw,
+            header_end,
+            count + 1,
+            None,
+            at,
+            member.len() + 10,
+            |out| put_item(out, member),
+        );
+        Ok(Some((value, oplog::one(ADD, &[member]))))
     }
 
     /// The writes made since this set was decoded, as a patch that turns

@@ -25,12 +25,11 @@
 //! ```
 
 use crate::oplog::{self, OpLog};
-use crate::packed::{buffer_apart, find_entry, finish_apart, put_item, start, Corrupt, Reader};
+use crate::packed::{find_entry, put_item, splice, Corrupt, Reader};
 use crate::slot::{encode_runs, Slot};
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use std::cmp::Ordering;
 use std::collections::HashMap;
-use std::ops::Range;
 
 /// Redis's default `zset-max-listpack-entries`.
 pub const LISTPACK_MAX_ENTRIES: i64 = 128;
@@ -188,28 +187,21 @@ impl ZSet {
             }
             place
         };
-        let head = start(count + usize::from(old.is_none()), 0);
-        let len = head.len() + raw.len() + member.len() + 20;
-        let (mut out, apart) = buffer_apart(len, head.len(), &raw[header_end..]);
-        out.extend_from_slice(&head);
-        // The old entry lies wholly on one side of the new place.
-        let put_without_old = |out: &mut BytesMut, span: Range<usize>| match &old {
-            Some(o) if span.start <= o.start && o.end <= span.end => {
-                out.extend_from_slice(&raw[span.start..o.start]);
-                out.extend_from_slice(&raw[o.end..span.end]);
-            }
-            _ => out.extend_from_slice(&raw[span]),
-        };
-        put_without_old(&mut out, header_end..place);
-        put_item(&mut out, member);
-        put_item(&mut out, &score.to_le_bytes());
-        put_without_old(&mut out, place..raw.len());
-        let mut ops = OpLog::default();
-        ops.push(INSERT, &[member, &score.to_le_bytes()[..]]);
-        Ok(Some((
-            finish_apart(out, apart),
-            ops.take().expect("one operation recorded"),
-        )))
+        let count = count + usize::from(old.is_none());
+        let value = splice(
+            raw,
+            header_end,
+            count,
+            old,
+            place,
+            member.len() + 20,
+            |out| {
+                put_item(out, member);
+                put_item(out, &score.to_le_bytes());
+            },
+        );
+        let patch = oplog::one(INSERT, &[member, &score.to_le_bytes()[..]]);
+        Ok(Some((value, patch)))
     }
 
     /// The writes made since this sorted set was decoded, as a patch that
