@@ -91,6 +91,7 @@ pub mod memcache;
 mod oplog;
 pub mod packed;
 mod patcher;
+pub mod rdb;
 mod read;
 pub mod resp;
 pub mod set;

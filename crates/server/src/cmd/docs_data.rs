@@ -407,6 +407,19 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
         ("group", S("transactions")),
         ("complexity", S("O(N), when N is the number of queued commands")),
     ])),
+    ("dump", M(&[
+        ("summary", S("Return a serialized version of the value stored at the specified key.")),
+        ("since", S("2.6.0")),
+        ("group", S("generic")),
+        ("complexity", S("O(1) to access the key and additional O(N*M) to serialize it, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1).")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+        ])),
+    ])),
     ("echo", M(&[
         ("summary", S("Echo the given string")),
         ("since", S("1.0.0")),
@@ -1920,6 +1933,125 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
         ("since", S("6.2.0")),
         ("group", S("connection")),
         ("complexity", S("O(1)")),
+    ])),
+    ("restore", M(&[
+        ("summary", S("Create a key using the provided serialized value, previously obtained using DUMP.")),
+        ("since", S("2.6.0")),
+        ("group", S("generic")),
+        ("complexity", S("O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).")),
+        ("history", T(&[A(&[
+                S("3.0.0"),
+                S("Added the `REPLACE` modifier."),
+            ]), A(&[
+                S("5.0.0"),
+                S("Added the `ABSTTL` modifier."),
+            ]), A(&[
+                S("5.0.0"),
+                S("Added the `IDLETIME` and `FREQ` options."),
+            ])])),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("ttl")),
+                ("type", S("integer")),
+            ]),
+            M(&[
+                ("name", S("serialized-value")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("replace")),
+                ("type", S("pure-token")),
+                ("token", S("REPLACE")),
+                ("since", S("3.0.0")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("absttl")),
+                ("type", S("pure-token")),
+                ("token", S("ABSTTL")),
+                ("since", S("5.0.0")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("seconds")),
+                ("type", S("integer")),
+                ("token", S("IDLETIME")),
+                ("since", S("5.0.0")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("frequency")),
+                ("type", S("integer")),
+                ("token", S("FREQ")),
+                ("since", S("5.0.0")),
+                ("flags", T(&[P("optional")])),
+            ]),
+        ])),
+    ])),
+    ("restore-asking", M(&[
+        ("summary", S("An internal command for migrating keys in a cluster")),
+        ("since", S("3.0.0")),
+        ("group", S("server")),
+        ("complexity", S("O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).")),
+        ("doc_flags", T(&[P("syscmd")])),
+        ("history", T(&[A(&[
+                S("3.0.0"),
+                S("Added the `REPLACE` modifier."),
+            ]), A(&[
+                S("5.0.0"),
+                S("Added the `ABSTTL` modifier."),
+            ]), A(&[
+                S("5.0.0"),
+                S("Added the `IDLETIME` and `FREQ` options."),
+            ])])),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("ttl")),
+                ("type", S("integer")),
+            ]),
+            M(&[
+                ("name", S("serialized-value")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("replace")),
+                ("type", S("pure-token")),
+                ("token", S("REPLACE")),
+                ("since", S("3.0.0")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("absttl")),
+                ("type", S("pure-token")),
+                ("token", S("ABSTTL")),
+                ("since", S("5.0.0")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("seconds")),
+                ("type", S("integer")),
+                ("token", S("IDLETIME")),
+                ("since", S("5.0.0")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("frequency")),
+                ("type", S("integer")),
+                ("token", S("FREQ")),
+                ("since", S("5.0.0")),
+                ("flags", T(&[P("optional")])),
+            ]),
+        ])),
     ])),
     ("rpop", M(&[
         ("summary", S("Remove and get the last elements in a list")),

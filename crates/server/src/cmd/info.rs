@@ -88,7 +88,7 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             "stats" => {
                 let _ = write!(
                     t,
-                    "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\nevicted_keys:{}\r\nexpired_keys:{}\r\ntotal_error_replies:{}\r\n",
+                    "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\nevicted_keys:{}\r\nexpired_keys:{}\r\nmigrate_cached_sockets:0\r\ntotal_error_replies:{}\r\n",
                     server.connections_received.load(Ordering::Relaxed),
                     server.commands.load(Ordering::Relaxed),
                     stats.hits,

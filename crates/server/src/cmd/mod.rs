@@ -26,6 +26,7 @@ mod del;
 mod docs;
 #[rustfmt::skip]
 mod docs_data;
+mod dump;
 mod echo;
 mod exists;
 mod expire;
@@ -323,6 +324,8 @@ pub async fn execute(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Cmd::RenameNx => rename::rename(args, ctx, true).await,
         Cmd::Copy => rename::copy(args, ctx).await,
         Cmd::Move => rename::move_key(args, ctx).await,
+        Cmd::Dump => dump::dump(args, ctx).await,
+        Cmd::Restore => dump::restore(args, ctx).await,
         Cmd::RandomKey => randomkey::run(args, ctx).await,
         Cmd::Time => time::run(args, ctx).await,
         Cmd::Keys => keys::run(args, ctx).await,

@@ -1,0 +1,235 @@
+//! Redis's `DUMP` payload: one value serialized as an RDB object, then
+//! the RDB version (2 bytes) and a CRC-64 of everything before it
+//! (8 bytes), both little-endian (`createDumpPayload` in Redis's
+//! `cluster.c`). `DUMP` and `RESTORE` speak it, so values move between
+//! tiercache and Redis both ways: `DUMP` in one, `RESTORE` in the other,
+//! or Redis's own `MIGRATE` into tiercache.
+//!
+//! - Reading ([`restore`]) takes what Redis 7.4 and every older Redis
+//!   write for strings, lists, sets, sorted sets and hashes: plain types,
+//!   listpacks, ziplists, intsets, quicklists, LZF-compressed strings.
+//!   Streams, module values and hashes with field expiry (Redis 7.4) are
+//!   refused with an error that names them.
+//! - Writing ([`dump`]) uses RDB's plain types, which every Redis since
+//!   4.0 loads (`write.rs`), and stamps RDB version 8, the oldest whose
+//!   loader knows them all. A stream cannot be dumped yet.
+//!
+//! Not here: the RDB file format (headers, databases, aux fields): a
+//! payload is one value.
+//!
+//! ```
+//! use bytes::Bytes;
+//! use tiercache_engine::ValueKind;
+//! use tiercache_server::rdb;
+//! let payload = rdb::dump(ValueKind::String, &Bytes::from("bar")).unwrap();
+//! // Redis 7's `DUMP` of the same string, byte for byte but the version.
+//! assert_eq!(&payload[..5], b"\x00\x03bar");
+//! let (kind, value) = rdb::restore(&payload, 1 << 20).unwrap();
+//! assert_eq!((kind, &value[..]), (ValueKind::String, &b"bar"[..]));
+//! let mut damaged = payload.clone();
+//! damaged[2] = b'c';
+//! assert_eq!(
+//!     rdb::restore(&damaged, 1 << 20).unwrap_err().to_string(),
+//!     "ERR DUMP payload version or checksum are wrong"
+//! );
+//! ```
+
+mod blob;
+mod lzf;
+mod read;
+mod write;
+
+use crate::hash::Hash;
+use crate::list::List;
+use crate::set::Set;
+use crate::zset::ZSet;
+use bytes::Bytes;
+use std::fmt;
+use tiercache_engine::ValueKind;
+
+/// The version [`dump`] stamps: RDB 8 (Redis 4.0) is the first to know
+/// `ZSET_2`, the newest type written here.
+pub const DUMP_VERSION: u16 = 8;
+
+/// The newest version [`restore`] accepts: Redis 7.4's (RDB 12). Redis
+/// refuses a payload newer than itself; the types a newer Redis writes
+/// for these values are read here, and the rest refused one by one.
+pub const MAX_VERSION: u16 = 12;
+
+/// Redis's CRC-64 (Jones polynomial, reflected, `crc64.c`).
+const CRC: crc::Crc<u64> = crc::Crc::<u64>::new(&crc::CRC_64_REDIS);
+
+/// A value as RDB sees it, between the payload and the stored encoding.
+enum Object {
+    String(Bytes),
+    List(Vec<Bytes>),
+    Set(Vec<Bytes>),
+    ZSet(Vec<(Bytes, f64)>),
+    Hash(Vec<(Bytes, Bytes)>),
+}
+
+/// Why [`restore`] refused a payload; `Display` is the error reply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RestoreError {
+    /// Shorter than its footer, newer than [`MAX_VERSION`], or its CRC does
+    /// not match.
+    VersionOrChecksum,
+    /// The object does not parse, or holds an empty collection, a
+    /// repeated member or field, or a NaN score.
+    BadFormat,
+    /// A well-formed value of a type this server cannot hold.
+    Unsupported(&'static str),
+    /// The value would be over the value size limit of this many bytes.
+    TooBig(usize),
+}
+
+impl fmt::Display for RestoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RestoreError::VersionOrChecksum => {
+                f.write_str("ERR DUMP payload version or checksum are wrong")
+            }
+            RestoreError::BadFormat => f.write_str("ERR Bad data format"),
+            RestoreError::Unsupported(what) => {
+                write!(
+                    f,
+                    "ERR Bad data format: tiercache cannot restore a {what} value"
+                )
+            }
+            RestoreError::TooBig(max) => {
+                write!(
+                    f,
+                    "ERR value would exceed the maximum value size ({max} bytes)"
+                )
+            }
+        }
+    }
+}
+
+/// The `DUMP` payload of a stored value of `kind`; `Err` is the error
+/// reply (a stream, or a value that does not decode).
+pub fn dump(kind: ValueKind, value: &Bytes) -> Result<Vec<u8>, String> {
+    let corrupt = |c| format!("ERR corrupt {} value: {c}", kind_name(kind));
+    let obj = match kind {
+        ValueKind::String => Object::String(value.clone()),
+        ValueKind::List => Object::List(
+            List::decode(value)
+                .and_then(|l| l.to_items())
+                .map_err(corrupt)?
+                .into(),
+        ),
+        ValueKind::Set => Object::Set(Set::decode(value).map_err(corrupt)?.iter_bytes().collect()),
+        ValueKind::ZSet => {
+            Object::ZSet(ZSet::decode(value).map_err(corrupt)?.iter_bytes().collect())
+        }
+        ValueKind::Hash => Object::Hash(
+            Hash::decode(value)
+                .map_err(corrupt)?
+                .iter()
+                .map(|(f, v)| (Bytes::copy_from_slice(f), Bytes::copy_from_slice(v)))
+                .collect(),
+        ),
+        ValueKind::Stream => {
+            return Err("ERR DUMP of a stream is not supported by tiercache".into())
+        }
+    };
+    let mut out = Vec::with_capacity(value.len() + 16);
+    write::object(&mut out, &obj);
+    out.extend_from_slice(&DUMP_VERSION.to_le_bytes());
+    let crc = CRC.checksum(&out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    Ok(out)
+}
+
+fn kind_name(kind: ValueKind) -> &'static str {
+    match kind {
+        ValueKind::String => "string",
+        ValueKind::Hash => "hash",
+        ValueKind::List => "list",
+        ValueKind::Set => "set",
+        ValueKind::ZSet => "zset",
+        ValueKind::Stream => "stream",
+    }
+}
+
+/// The value a `DUMP` payload holds, as this server stores it: its kind
+/// and encoding, at most `max_value` bytes (strings inside the payload
+/// are bounded by it too before they are decompressed).
+pub fn restore(payload: &[u8], max_value: usize) -> Result<(ValueKind, Bytes), RestoreError> {
+    let body = verify(payload)?;
+    let mut r = read::Reader::new(body, max_value);
+    let ty = r.byte()?;
+    let obj = read::object(&mut r, ty)?;
+    if !r.at_end() {
+        return Err(RestoreError::BadFormat);
+    }
+    let (kind, value) = stored(obj)?;
+    if value.len() > max_value {
+        return Err(RestoreError::TooBig(max_value));
+    }
+    Ok((kind, value))
+}
+
+/// `verifyDumpPayload`: the object bytes of a payload whose version and
+/// CRC are right.
+fn verify(payload: &[u8]) -> Result<&[u8], RestoreError> {
+    let body_len = payload
+        .len()
+        .checked_sub(10)
+        .ok_or(RestoreError::VersionOrChecksum)?;
+    let (body, footer) = payload.split_at(body_len);
+    let version = u16::from_le_bytes([footer[0], footer[1]]);
+    let crc = u64::from_le_bytes(footer[2..].try_into().expect("8 bytes"));
+    if version > MAX_VERSION || CRC.checksum(&payload[..body_len + 2]) != crc {
+        return Err(RestoreError::VersionOrChecksum);
+    }
+    Ok(body)
+}
+
+/// Encodes an object as this server stores its kind. Redis refuses an
+/// empty collection, a member or field twice, and a NaN score: so does
+/// this.
+fn stored(obj: Object) -> Result<(ValueKind, Bytes), RestoreError> {
+    const BAD: RestoreError = RestoreError::BadFormat;
+    Ok(match obj {
+        Object::String(s) => (ValueKind::String, s),
+        Object::List(items) if !items.is_empty() => {
+            (ValueKind::List, List::from_items(items).encode())
+        }
+        Object::Set(members) if !members.is_empty() => {
+            let n = members.len();
+            let set = Set::from_members(members);
+            if set.len() != n {
+                return Err(BAD);
+            }
+            (ValueKind::Set, set.encode())
+        }
+        Object::ZSet(members) if !members.is_empty() => {
+            if members.iter().any(|(_, s)| s.is_nan()) {
+                return Err(BAD);
+            }
+            let mut repeated = false;
+            let mut z = ZSet::default();
+            z.update_many(members, |old, score| {
+                repeated |= old.is_some();
+                Some(score)
+            });
+            if repeated {
+                return Err(BAD);
+            }
+            (ValueKind::ZSet, z.encode())
+        }
+        Object::Hash(fields) if !fields.is_empty() => {
+            let n = fields.len();
+            let mut h = Hash::default();
+            if h.set_many(fields) != n {
+                return Err(BAD);
+            }
+            (ValueKind::Hash, h.encode())
+        }
+        _ => return Err(BAD),
+    })
+}
+
+#[cfg(test)]
+mod tests;

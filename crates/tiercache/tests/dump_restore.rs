@@ -1,0 +1,312 @@
+//! `DUMP`/`RESTORE` against a real redis-server 7: values of every type
+//! and encoding Redis picks move from Redis into tiercache and back, byte
+//! for byte as clients read them; Redis's own `MIGRATE` moves keys into
+//! tiercache; a restored key is journaled like any write (it survives
+//! `kill -9`); bad payloads get Redis's errors and the server stays up.
+
+mod support;
+
+use support::{Client, Reply, Server};
+use tiercache_testkit::RedisServer;
+
+fn bulk(s: &str) -> Reply {
+    Reply::Bulk(Some(s.as_bytes().to_vec()))
+}
+
+fn ok(r: Reply) {
+    assert_eq!(r, Reply::Simple("OK".into()));
+}
+
+/// Everything a client can read of `key`, in an order that does not depend
+/// on the server's encoding (sets and hashes sorted).
+fn contents(c: &mut Client, key: &str) -> (String, Vec<Vec<u8>>) {
+    let k = key.as_bytes();
+    let Reply::Simple(ty) = c.call(&[b"TYPE", k]) else {
+        panic!("TYPE {key}")
+    };
+    let reply = match ty.as_str() {
+        "string" => c.call(&[b"GET", k]),
+        "list" => c.call(&[b"LRANGE", k, b"0", b"-1"]),
+        "set" => c.call(&[b"SMEMBERS", k]),
+        "zset" => c.call(&[b"ZRANGE", k, b"0", b"-1", b"WITHSCORES"]),
+        "hash" => c.call(&[b"HGETALL", k]),
+        other => panic!("{key} is a {other}"),
+    };
+    let mut items: Vec<Vec<u8>> = match reply {
+        Reply::Bulk(Some(v)) => vec![v],
+        Reply::Array(Some(items)) => items
+            .into_iter()
+            .map(|r| match r {
+                Reply::Bulk(Some(v)) => v,
+                other => panic!("{key}: {other:?}"),
+            })
+            .collect(),
+        other => panic!("{key}: {other:?}"),
+    };
+    match ty.as_str() {
+        "set" => items.sort(),
+        "hash" => {
+            let mut pairs: Vec<Vec<u8>> = items.chunks(2).map(|p| p.concat()).collect();
+            pairs.sort();
+            items = pairs;
+        }
+        _ => {}
+    }
+    (ty, items)
+}
+
+/// Fills `c` (a redis-server) with one key per encoding Redis 7.0 picks.
+fn fill(c: &mut Client) -> Vec<&'static str> {
+    let mut cmds: Vec<Vec<Vec<u8>>> = Vec::new();
+    let mut cmd =
+        |parts: Vec<String>| cmds.push(parts.into_iter().map(String::into_bytes).collect());
+    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    cmd(s(&["SET", "str:short", "bar"]));
+    cmd(s(&["SET", "str:int", "-4242"]));
+    cmd(s(&["SET", "str:long", &"abc".repeat(700)])); // LZF-compressed
+    cmd(s(&["SET", "str:ttl", "expiring", "PX", "500000"]));
+    cmd(s(&["RPUSH", "list:small", "a", "12", "-7", ""]));
+    let mut big_list = s(&["RPUSH", "list:big"]);
+    big_list.extend((0..3000).map(|i| format!("element {i}")));
+    cmd(big_list); // several listpack nodes
+    cmd(s(&["SADD", "set:intset", "3", "-1", "100000"]));
+    let mut big_ints = s(&["SADD", "set:ints"]);
+    big_ints.extend((0..700).map(|i| (i * 37).to_string()));
+    cmd(big_ints); // past set-max-intset-entries: a hashtable
+    cmd(s(&["SADD", "set:words", "apple", "pear", ""]));
+    cmd(s(&[
+        "ZADD",
+        "zset:small",
+        "1.5",
+        "a",
+        "-2",
+        "b",
+        "inf",
+        "c",
+    ]));
+    let mut big_zset = s(&["ZADD", "zset:big"]);
+    for i in 0..300 {
+        big_zset.push(format!("{}", i as f64 / 7.0));
+        big_zset.push(format!("member:{i}"));
+    }
+    cmd(big_zset); // a skiplist
+    cmd(s(&["HSET", "hash:small", "f1", "v1", "n", "42"]));
+    let mut big_hash = s(&["HSET", "hash:big"]);
+    for i in 0..400 {
+        big_hash.push(format!("field:{i}"));
+        big_hash.push("x".repeat(i % 90));
+    }
+    cmd(big_hash); // a hashtable
+    let refs: Vec<Vec<&[u8]>> = cmds
+        .iter()
+        .map(|c| c.iter().map(|a| a.as_slice()).collect())
+        .collect();
+    let args: Vec<&[&[u8]]> = refs.iter().map(|c| c.as_slice()).collect();
+    for r in c.pipeline(&args) {
+        assert!(!matches!(r, Reply::Error(_)), "{r:?}");
+    }
+    vec![
+        "str:short",
+        "str:int",
+        "str:long",
+        "str:ttl",
+        "list:small",
+        "list:big",
+        "set:intset",
+        "set:ints",
+        "set:words",
+        "zset:small",
+        "zset:big",
+        "hash:small",
+        "hash:big",
+    ]
+}
+
+fn dump(c: &mut Client, key: &str) -> Vec<u8> {
+    match c.call(&[b"DUMP", key.as_bytes()]) {
+        Reply::Bulk(Some(p)) => p,
+        other => panic!("DUMP {key}: {other:?}"),
+    }
+}
+
+fn pttl(c: &mut Client, key: &str) -> i64 {
+    match c.call(&[b"PTTL", key.as_bytes()]) {
+        Reply::Int(n) => n,
+        other => panic!("PTTL {key}: {other:?}"),
+    }
+}
+
+fn restore(c: &mut Client, key: &str, ttl: i64, payload: &[u8]) -> Reply {
+    let ttl = ttl.max(0).to_string();
+    c.call(&[b"RESTORE", key.as_bytes(), ttl.as_bytes(), payload])
+}
+
+#[test]
+fn values_move_between_redis_and_tiercache_both_ways() {
+    let Some(redis) = RedisServer::start(&[]) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("data"));
+    let mut theirs = Client::connect(redis.port());
+    let mut ours = server.client();
+    let keys = fill(&mut theirs);
+
+    for key in &keys {
+        // Redis -> tiercache.
+        let payload = dump(&mut theirs, key);
+        ok(restore(&mut ours, key, pttl(&mut theirs, key), &payload));
+        assert_eq!(
+            contents(&mut ours, key),
+            contents(&mut theirs, key),
+            "{key} restored here"
+        );
+        // tiercache -> Redis, under another name.
+        let back = format!("{key}:back");
+        let payload = dump(&mut ours, key);
+        ok(restore(&mut theirs, &back, pttl(&mut ours, key), &payload));
+        assert_eq!(
+            contents(&mut theirs, &back),
+            contents(&mut theirs, key),
+            "{key} back in Redis"
+        );
+    }
+    let ttl = pttl(&mut ours, "str:ttl");
+    assert!((400_000..=500_000).contains(&ttl), "TTL kept: {ttl}");
+    assert_eq!(pttl(&mut ours, "hash:big"), -1);
+
+    // Written like any other write: in the journal before the reply.
+    let before: Vec<_> = keys.iter().map(|k| contents(&mut ours, k)).collect();
+    drop(ours);
+    server.kill9();
+    let server = Server::start(&dir.path().join("data"));
+    let mut ours = server.client();
+    let after: Vec<_> = keys.iter().map(|k| contents(&mut ours, k)).collect();
+    assert_eq!(before, after, "restored keys survive kill -9");
+}
+
+#[test]
+fn redis_migrate_moves_keys_into_tiercache() {
+    let Some(redis) = RedisServer::start(&[]) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("data"));
+    let mut theirs = Client::connect(redis.port());
+    let mut ours = server.client();
+    let keys = fill(&mut theirs);
+    let expected: Vec<_> = keys.iter().map(|k| contents(&mut theirs, k)).collect();
+
+    let port = server.port.to_string();
+    let mut args: Vec<&[u8]> = vec![
+        b"MIGRATE",
+        b"127.0.0.1",
+        port.as_bytes(),
+        b"",
+        b"0",
+        b"5000",
+        b"KEYS",
+    ];
+    args.extend(keys.iter().map(|k| k.as_bytes()));
+    ok(theirs.call(&args));
+    assert_eq!(
+        theirs.call(&[b"DBSIZE"]),
+        Reply::Int(0),
+        "MIGRATE deletes what it moved"
+    );
+    let got: Vec<_> = keys.iter().map(|k| contents(&mut ours, k)).collect();
+    assert_eq!(got, expected);
+    let ttl = pttl(&mut ours, "str:ttl");
+    assert!((400_000..=500_000).contains(&ttl), "TTL kept: {ttl}");
+
+    // A key already here: Redis's MIGRATE reports tiercache's BUSYKEY.
+    theirs.call(&[b"SET", b"str:short", b"again"]);
+    let r = theirs.call(&[
+        b"MIGRATE",
+        b"127.0.0.1",
+        port.as_bytes(),
+        b"str:short",
+        b"0",
+        b"5000",
+    ]);
+    assert!(
+        matches!(&r, Reply::Error(e) if e.contains("BUSYKEY")),
+        "{r:?}"
+    );
+    ok(theirs.call(&[
+        b"MIGRATE",
+        b"127.0.0.1",
+        port.as_bytes(),
+        b"str:short",
+        b"0",
+        b"5000",
+        b"REPLACE",
+    ]));
+    assert_eq!(ours.call(&[b"GET", b"str:short"]), bulk("again"));
+}
+
+#[test]
+fn bad_restores_get_redis_errors_and_change_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("data"));
+    let mut c = server.client();
+    ok(c.call(&[b"SET", b"k", b"v"]));
+    let good = dump(&mut c, "k");
+    let err = |r: Reply| match r {
+        Reply::Error(e) => e,
+        other => panic!("expected an error, got {other:?}"),
+    };
+
+    assert_eq!(
+        err(c.call(&[b"RESTORE", b"k", b"0", &good])),
+        "BUSYKEY Target key name already exists."
+    );
+    assert_eq!(
+        err(c.call(&[b"RESTORE", b"n", b"-1", &good])),
+        "ERR Invalid TTL value, must be >= 0"
+    );
+    assert_eq!(
+        err(c.call(&[b"RESTORE", b"n", b"x", &good])),
+        "ERR value is not an integer or out of range"
+    );
+    let mut flipped = good.clone();
+    flipped[1] ^= 1;
+    assert_eq!(
+        err(c.call(&[b"RESTORE", b"n", b"0", &flipped])),
+        "ERR DUMP payload version or checksum are wrong"
+    );
+    assert_eq!(
+        err(c.call(&[b"RESTORE", b"n", b"0", b"garbage that is long enough"])),
+        "ERR DUMP payload version or checksum are wrong"
+    );
+    assert_eq!(
+        err(c.call(&[b"RESTORE", b"n", b"0", &good, b"FREQ", b"300"])),
+        "ERR Invalid FREQ value, must be >= 0 and <= 255"
+    );
+    assert_eq!(
+        err(c.call(&[
+            b"RESTORE",
+            b"n",
+            b"0",
+            &good,
+            b"IDLETIME",
+            b"1",
+            b"FREQ",
+            b"1"
+        ])),
+        "ERR syntax error"
+    );
+    assert_eq!(
+        err(c.call(&[b"RESTORE", b"n", b"0"])),
+        "ERR wrong number of arguments for 'restore' command"
+    );
+    assert_eq!(c.call(&[b"EXISTS", b"n"]), Reply::Int(0), "nothing written");
+
+    // REPLACE with a TTL already past deletes the key, as in Redis.
+    ok(c.call(&[b"RESTORE", b"k", b"1", &good, b"ABSTTL", b"REPLACE"]));
+    assert_eq!(c.call(&[b"EXISTS", b"k"]), Reply::Int(0));
+    ok(c.call(&[b"RESTORE", b"k", b"0", &good, b"REPLACE", b"IDLETIME", b"5"]));
+    assert_eq!(c.call(&[b"GET", b"k"]), bulk("v"));
+    assert_eq!(c.call(&[b"DUMP", b"nope"]), Reply::Bulk(None));
+    assert_eq!(c.call(&[b"PING"]), Reply::Simple("PONG".into()));
+}
