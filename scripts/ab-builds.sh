@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# A/B of two tiercache builds on the memcached protocol: both servers pinned
-# to core 0, mc-load on core 1, alternating runs (A then B) of each test.
+# A/B of two tiercache builds on the memcached protocol (or, with
+# PROTOCOL=resp, the Redis protocol): both servers pinned to core 0, the
+# load (mc-load; redis-benchmark -c 50 for RESP) on core 1, alternating
+# runs (A then B) of each test.
 #
 #   BIN_A=old/tiercache BIN_B=target/release/tiercache scripts/ab-builds.sh [ROUNDS] [SECONDS] [TESTS]
+#   PROTOCOL=resp BIN_A=... BIN_B=... scripts/ab-builds.sh [ROUNDS] [SECONDS] [TESTS]
 #
 # TESTS is a list of TEST_PIPELINE words (default "set_1 get_1 set_16
 # get_16"). Prints, per test, the median over rounds of B's req/s over A's,
@@ -24,15 +27,46 @@ rounds=${1:-8}
 secs=${2:-3}
 tests=${3:-set_1 get_1 set_16 get_16}
 : "${BIN_A:?set BIN_A to the first build}" "${BIN_B:?set BIN_B to the second build}"
-require_builds "$BIN_A" "$BIN_B" target/release/mc-load
+require_builds "$BIN_A" "$BIN_B"
 require_tools taskset
+
+proto=${PROTOCOL:-memcache}
+if [ "$proto" = resp ]; then require_tools redis-benchmark; else require_builds target/release/mc-load; fi
+
+# listen PORT: the serve arguments for the protocol under test.
+listen() {
+  if [ "$proto" = resp ]; then
+    echo --resp "127.0.0.1:$1" --memcache off
+  else
+    echo --resp off --memcache "127.0.0.1:$1"
+  fi
+}
+
+# load TEST PIPELINE PORT [preload] -> "req/s requests" of one run.
+load() {
+  if [ "$proto" = resp ]; then
+    local n=$((secs * ($2 == 1 ? 100000 : 1000000)))
+    local rps
+    rps=$(taskset -c 1 redis-benchmark -p "$3" -c 50 -P "$2" -t "$1" -n "$n" -r 100000 --csv |
+      awk -F'","' 'NR > 1 { gsub(/"/, ""); split($0, f, ","); print f[2]; exit }')
+    echo "$rps $n"
+  else
+    local extra=--no-preload
+    [ "${4:-}" = preload ] && extra=
+    taskset -c 1 target/release/mc-load --addr "127.0.0.1:$3" --test "$1" \
+      --pipeline "$2" --connections 50 --seconds "$secs" $extra |
+      awk -F, -v s="$secs" '{ print $2, $2 * s }'
+  fi
+}
 
 work=$(mktemp -d)
 port_a=$(free_port)
 port_b=$(free_port)
-taskset -c 0 "$BIN_A" serve --data-dir "$work/a" --resp off --memcache "127.0.0.1:$port_a" --admin off 2>"$work/a.log" &
+# shellcheck disable=SC2046 # listen's words are separate arguments
+taskset -c 0 "$BIN_A" serve --data-dir "$work/a" $(listen "$port_a") --admin off 2>"$work/a.log" &
 pid_a=$!
-taskset -c 0 "$BIN_B" serve --data-dir "$work/b" --resp off --memcache "127.0.0.1:$port_b" --admin off 2>"$work/b.log" &
+# shellcheck disable=SC2046
+taskset -c 0 "$BIN_B" serve --data-dir "$work/b" $(listen "$port_b") --admin off 2>"$work/b.log" &
 pid_b=$!
 trap 'kill $pid_a $pid_b 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 wait_for_port "$port_a"
@@ -40,8 +74,7 @@ wait_for_port "$port_b"
 
 # Every key written (and flushed) once before measuring, in both.
 for port in "$port_a" "$port_b"; do
-  taskset -c 1 target/release/mc-load --addr "127.0.0.1:$port" --test set --pipeline 16 \
-    --connections 50 --seconds 3 >/dev/null
+  load set 16 "$port" preload >/dev/null
 done
 sleep 2
 
@@ -56,13 +89,11 @@ for _ in $(seq "$rounds"); do
       port=$port_a pid=$pid_a
       [ "$build" = B ] && port=$port_b pid=$pid_b
       read -r u0 k0 < <(ticks "$pid")
-      out=$(taskset -c 1 target/release/mc-load --addr "127.0.0.1:$port" --test "$test" \
-        --pipeline "$pipeline" --connections 50 --seconds "$secs" --no-preload)
+      read -r rps n < <(load "$test" "$pipeline" "$port")
       read -r u1 k1 < <(ticks "$pid")
-      rps=$(echo "$out" | cut -d, -f2)
       awk -v b="$build" -v t="$test P$pipeline" -v r="$rps" -v u=$((u1 - u0)) -v k=$((k1 - k0)) \
-        -v s="$secs" -v hz="$hz" \
-        'BEGIN { n = r * s; printf "%s %s %d %.4f %.4f\n", b, t, r, u * 1e6 / hz / n, k * 1e6 / hz / n }'
+        -v n="$n" -v hz="$hz" \
+        'BEGIN { printf "%s %s %d %.4f %.4f\n", b, t, r, u * 1e6 / hz / n, k * 1e6 / hz / n }'
     done
   done
 done >"$work/runs"

@@ -20,6 +20,7 @@ use bytes::{Buf, BytesMut};
 use std::io;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Instant;
 use tiercache_engine::{Engine, EngineError};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
@@ -196,8 +197,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
     async fn execute_batch(&mut self, consumed: usize, from: usize) -> Flow {
         let batch = &self.read_buf[..consumed];
         let out_start = self.out.len();
+        let started = Instant::now();
         self.client.info.last_active_ms.store(
-            self.client.info.created.elapsed().as_millis() as u64,
+            started.duration_since(self.client.info.created).as_millis() as u64,
             Ordering::Relaxed,
         );
         let mut session = self.engine.session();
@@ -269,6 +271,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
             }
         }
         self.engine.gate().leave(&mut self.client.seat);
+        self.server
+            .command_stats
+            .add(&mut self.client.tally, started.elapsed());
         if flow != Flow::Block {
             self.read_buf.advance(consumed);
         }

@@ -80,6 +80,7 @@
 pub mod admin;
 pub mod busy_poll;
 pub mod cmd;
+pub mod cmdstats;
 pub mod config;
 pub mod connection;
 pub mod glob;

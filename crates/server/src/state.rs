@@ -24,6 +24,8 @@ pub struct ServerState {
     pub connections_received: AtomicU64,
     /// Commands run since start.
     pub commands: AtomicU64,
+    /// Calls, time and errors per command (`INFO commandstats`).
+    pub command_stats: crate::cmdstats::CommandStats,
     /// Clients waiting in a blocking command (`BLPOP`...) now.
     pub blocked_clients: AtomicU64,
     /// The memcached front end's counters (`stats`); unused by RESP.
@@ -112,6 +114,7 @@ impl ServerState {
             connected: AtomicU64::new(0),
             connections_received: AtomicU64::new(0),
             commands: AtomicU64::new(0),
+            command_stats: crate::cmdstats::CommandStats::new(crate::cmd::COMMANDS.len()),
             blocked_clients: AtomicU64::new(0),
             memcache: Default::default(),
             clients: Mutex::new(BTreeMap::new()),
@@ -421,6 +424,8 @@ pub struct ClientState {
     pub blocked: Option<Box<crate::cmd::blocking::Blocked>>,
     /// True while `EXEC` runs its commands (blocking commands do not block).
     pub in_exec: bool,
+    /// The running batch's calls, for `INFO commandstats`.
+    pub tally: crate::cmdstats::CallTally,
 }
 
 impl ClientState {
@@ -437,6 +442,7 @@ impl ClientState {
             watch: None,
             blocked: None,
             in_exec: false,
+            tally: Default::default(),
         }
     }
 

@@ -7,6 +7,7 @@
 mod common;
 
 use common::{Reply, TestServer};
+use std::collections::HashMap;
 
 fn int(r: Reply) -> i64 {
     match r {
@@ -551,5 +552,93 @@ async fn error_replies_are_counted_by_code_until_resetstat() {
     c.cmd(&["CONFIG", "RESETSTAT"]).await;
     assert_eq!(errorstat(&mut c, "ERR").await, None);
     assert_eq!(total_errors(&mut c).await, 0);
+    server.shutdown().await;
+}
+
+/// `cmdstat_NAME`'s fields from `INFO commandstats`, by name.
+async fn cmdstat(c: &mut common::Client, name: &str) -> Option<HashMap<String, String>> {
+    let info = c.cmd(&["INFO", "commandstats"]).await.text();
+    let line = info
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("cmdstat_{name}:")))?;
+    Some(
+        line.trim()
+            .split(',')
+            .map(|kv| {
+                let (k, v) = kv.split_once('=').unwrap();
+                (k.to_string(), v.to_string())
+            })
+            .collect(),
+    )
+}
+
+fn field(stat: &Option<HashMap<String, String>>, name: &str) -> u64 {
+    stat.as_ref().expect("listed")[name].parse::<f64>().unwrap() as u64
+}
+
+#[tokio::test]
+async fn commands_are_counted_per_command_until_resetstat() {
+    let server = TestServer::start().await;
+    let mut c = server.client().await;
+    assert_eq!(c.cmd(&["CONFIG", "RESETSTAT"]).await, Reply::ok());
+    assert_eq!(cmdstat(&mut c, "get").await, None);
+    c.cmd(&["SET", "s", "x"]).await;
+    c.cmd(&["GET", "s"]).await;
+    // A pipeline of plain SETs runs as one engine write: each one counts.
+    let pipeline: Vec<u8> = (0..10)
+        .flat_map(|i| common::encode(&[b"SET", format!("k{i}").as_bytes(), b"v"]))
+        .collect();
+    c.send_raw(&pipeline).await;
+    for _ in 0..10 {
+        assert_eq!(c.read().await, Reply::ok());
+    }
+    // Refused at dispatch (arity): rejected, not called.
+    assert!(c.cmd(&["GET"]).await.is_error_starting("ERR"));
+    // Ran and failed.
+    assert!(c
+        .cmd(&["LPUSH", "s", "a"])
+        .await
+        .is_error_starting("WRONGTYPE"));
+    // Inside EXEC: the queued INCR runs (and fails) once, at EXEC.
+    c.cmd(&["MULTI"]).await;
+    c.cmd(&["INCR", "s"]).await;
+    c.cmd(&["EXEC"]).await;
+    // A blocking command that waits counts once, when it answers.
+    assert_eq!(c.cmd(&["BLPOP", "q", "0.05"]).await, Reply::Array(None));
+
+    let set = cmdstat(&mut c, "set").await;
+    assert_eq!((field(&set, "calls"), field(&set, "failed_calls")), (11, 0));
+    let get = cmdstat(&mut c, "get").await;
+    assert_eq!(
+        (
+            field(&get, "calls"),
+            field(&get, "rejected_calls"),
+            field(&get, "failed_calls")
+        ),
+        (1, 1, 0)
+    );
+    let lpush = cmdstat(&mut c, "lpush").await;
+    assert_eq!(
+        (field(&lpush, "calls"), field(&lpush, "failed_calls")),
+        (1, 1)
+    );
+    let incr = cmdstat(&mut c, "incr").await;
+    assert_eq!(
+        (field(&incr, "calls"), field(&incr, "failed_calls")),
+        (1, 1)
+    );
+    assert_eq!(field(&cmdstat(&mut c, "exec").await, "calls"), 1);
+    let blpop = cmdstat(&mut c, "blpop").await;
+    assert_eq!(field(&blpop, "calls"), 1);
+
+    // Not in the default INFO, in INFO all (as Redis).
+    assert!(!c.cmd(&["INFO"]).await.text().contains("# Commandstats"));
+    assert!(c
+        .cmd(&["INFO", "all"])
+        .await
+        .text()
+        .contains("cmdstat_get:calls=1,"));
+    c.cmd(&["CONFIG", "RESETSTAT"]).await;
+    assert_eq!(cmdstat(&mut c, "get").await, None);
     server.shutdown().await;
 }

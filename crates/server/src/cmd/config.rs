@@ -165,6 +165,7 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             reply::error(ctx.out, &arity_error("config|resetstat"));
         } else {
             ctx.server.reset_error_counts();
+            ctx.server.command_stats.reset();
             reply::ok(ctx.out);
         }
     } else if args.is(1, "rewrite") {

@@ -1,5 +1,6 @@
 //! `INFO [section ...]`: Redis's sections `server clients memory
-//! persistence stats replication errorstats keyspace` plus `tiercache`, as one text of
+//! persistence stats replication commandstats errorstats keyspace` plus
+//! `tiercache` (all but `commandstats` by default, as Redis), as one text of
 //! `name:value` lines (a verbatim string in RESP3, as Redis 7 sends it).
 //! `keyspace` counts the whole key space (write-back data is flushed
 //! first), with the real number of keys that have an expiry.
@@ -9,13 +10,14 @@ use crate::resp::reply;
 use std::fmt::Write;
 use std::sync::atomic::Ordering;
 
-const SECTIONS: [&str; 9] = [
+const SECTIONS: [&str; 10] = [
     "server",
     "clients",
     "memory",
     "persistence",
     "stats",
     "replication",
+    "commandstats",
     "errorstats",
     "keyspace",
     "tiercache",
@@ -33,10 +35,11 @@ fn human(n: u64) -> String {
 }
 
 pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
-    let all = args.len() == 1
-        || (1..args.len())
-            .any(|i| args.is(i, "all") || args.is(i, "default") || args.is(i, "everything"));
-    let wanted = |s: &str| all || (1..args.len()).any(|i| args.is(i, s));
+    let all = (1..args.len()).any(|i| args.is(i, "all") || args.is(i, "everything"));
+    let default = args.len() == 1 || (1..args.len()).any(|i| args.is(i, "default"));
+    // As in Redis, `commandstats` is in `all` but not in the default set.
+    let wanted =
+        |s: &str| all || (default && s != "commandstats") || (1..args.len()).any(|i| args.is(i, s));
     let stats = ctx.engine.stats();
     let server = ctx.server;
     let uptime = server.started.elapsed().as_secs();
@@ -97,6 +100,21 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
                     stats.expired,
                     server.error_counts().0
                 );
+            }
+            "commandstats" => {
+                t.push_str("# Commandstats\r\n");
+                for (index, c) in server.command_stats.totals() {
+                    let per_call = if c.calls == 0 {
+                        0.0
+                    } else {
+                        c.usec as f64 / c.calls as f64
+                    };
+                    let _ = write!(
+                        t,
+                        "cmdstat_{}:calls={},usec={},usec_per_call={per_call:.2},rejected_calls={},failed_calls={}\r\n",
+                        super::COMMANDS[index].name, c.calls, c.usec, c.rejected, c.failed
+                    );
+                }
             }
             "errorstats" => {
                 t.push_str("# Errorstats\r\n");

@@ -265,17 +265,17 @@ pub async fn execute(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     ctx.client.info.set_last_command(index);
     let n = args.len() as i32;
     if (spec.arity > 0 && n != spec.arity) || n < -spec.arity {
-        reject(ctx, Some(spec), &arity_error(spec.name));
+        reject(ctx, Some(index), &arity_error(spec.name));
         return Flow::Continue;
     }
     if !ctx.client.authenticated && !spec.no_auth() {
-        reject(ctx, Some(spec), NOAUTH);
+        reject(ctx, Some(index), NOAUTH);
         return Flow::Continue;
     }
     if let Some(len) = oversized_key(spec, args, ctx.server.config.limits.max_key_len) {
         let max = ctx.server.config.limits.max_key_len;
         let msg = format!("ERR key too long ({len} bytes, the limit is {max})");
-        reject(ctx, Some(spec), &msg);
+        reject(ctx, Some(index), &msg);
         return Flow::Continue;
     }
     if ctx.client.tx.is_some() && !multi::runs_in_multi(spec.cmd) {
@@ -485,8 +485,13 @@ pub async fn execute(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Cmd::XInfo => stream::info::xinfo(args, ctx).await,
     };
     // One byte compare per request: did it answer an error?
-    if ctx.out.get(reply_at) == Some(&b'-') {
+    let failed = ctx.out.get(reply_at) == Some(&b'-');
+    if failed {
         ctx.server.count_error(&ctx.out[reply_at..]);
+    }
+    // A blocked command counts once, when it answers.
+    if flow != Flow::Block {
+        ctx.client.tally.call(index, failed);
     }
     flow
 }
@@ -496,9 +501,12 @@ pub async fn execute(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
 /// in Redis's words.
 #[cold]
 #[inline(never)]
-fn reject(ctx: &mut Ctx<'_, '_>, spec: Option<&CommandSpec>, msg: &str) {
+fn reject(ctx: &mut Ctx<'_, '_>, index: Option<usize>, msg: &str) {
     let reply_at = ctx.out.len();
-    if spec.is_some_and(|s| s.cmd == Cmd::Exec) {
+    if let Some(index) = index {
+        ctx.client.tally.reject(index);
+    }
+    if index.is_some_and(|i| COMMANDS[i].cmd == Cmd::Exec) {
         ctx.client.end_transaction();
         let why = msg.strip_prefix("ERR ").unwrap_or(msg);
         reply::error(

@@ -200,9 +200,8 @@ pub fn is_plain(args: &Args<'_>, ctx: &Ctx<'_, '_>) -> bool {
 /// (a key named twice ends with its last value); each request gets its own
 /// reply, and an engine error fails every request of the run.
 pub async fn run_plain_batch(requests: &[Args<'_>], ctx: &mut Ctx<'_, '_>) {
-    if let Some(index) = super::lookup_index(b"set") {
-        ctx.client.info.set_last_command(index);
-    }
+    let index = super::lookup_index(b"set").expect("SET is in the table");
+    ctx.client.info.set_last_command(index);
     let entries = requests
         .iter()
         .map(|args| {
@@ -210,16 +209,19 @@ pub async fn run_plain_batch(requests: &[Args<'_>], ctx: &mut Ctx<'_, '_>) {
             (key, tiercache_engine::Entry::new(value))
         })
         .collect();
+    let n = requests.len() as u32;
     match ctx.session.set_many(entries).await {
         Ok(()) => {
             for _ in requests {
                 reply::ok(ctx.out);
             }
+            ctx.client.tally.calls(index, n, 0);
         }
         Err(e) => {
             for _ in requests {
                 ctx.engine_error(&e);
             }
+            ctx.client.tally.calls(index, n, n);
         }
     }
 }
