@@ -93,11 +93,7 @@ impl CommandStats {
             return;
         }
         let calls: u64 = tally.entries.iter().map(|e| u64::from(e.calls)).sum();
-        let share = if calls == 0 {
-            0
-        } else {
-            elapsed.as_nanos() as u64 / calls
-        };
+        let share = (elapsed.as_nanos() as u64).checked_div(calls).unwrap_or(0);
         let stripe = &self.stripes[STRIPE.with(|s| *s)];
         for e in tally.entries.drain(..) {
             let Some(c) = stripe.get(e.index as usize) else {
