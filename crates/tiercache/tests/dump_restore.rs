@@ -19,11 +19,14 @@ fn ok(r: Reply) {
 
 /// Everything a client can read of `key`, in an order that does not depend
 /// on the server's encoding (sets and hashes sorted).
-fn contents(c: &mut Client, key: &str) -> (String, Vec<Vec<u8>>) {
+fn contents(c: &mut Client, key: &str) -> (String, Vec<String>) {
     let k = key.as_bytes();
     let Reply::Simple(ty) = c.call(&[b"TYPE", k]) else {
         panic!("TYPE {key}")
     };
+    if ty == "stream" {
+        return (ty, stream_contents(c, key));
+    }
     let reply = match ty.as_str() {
         "string" => c.call(&[b"GET", k]),
         "list" => c.call(&[b"LRANGE", k, b"0", b"-1"]),
@@ -52,7 +55,78 @@ fn contents(c: &mut Client, key: &str) -> (String, Vec<Vec<u8>>) {
         }
         _ => {}
     }
-    (ty, items)
+    (
+        ty,
+        items
+            .iter()
+            .map(|i| String::from_utf8_lossy(i).into_owned())
+            .collect(),
+    )
+}
+
+/// A reply as readable text (bulk strings as text, not bytes).
+fn show(r: &Reply) -> String {
+    match r {
+        Reply::Bulk(Some(b)) => format!("{:?}", String::from_utf8_lossy(b)),
+        Reply::Array(Some(items)) => {
+            format!(
+                "[{}]",
+                items.iter().map(show).collect::<Vec<_>>().join(", ")
+            )
+        }
+        other => format!("{other:?}"),
+    }
+}
+
+/// A stream's entries, metadata and groups (pending entries by consumer;
+/// not their idle times, which depend on when each server was asked).
+fn stream_contents(c: &mut Client, key: &str) -> Vec<String> {
+    let k = key.as_bytes();
+    let mut out = vec![show(&c.call(&[b"XRANGE", k, b"-", b"+"]))];
+    let Reply::Array(Some(info)) = c.call(&[b"XINFO", b"STREAM", k]) else {
+        panic!("XINFO STREAM {key}")
+    };
+    for pair in info.chunks(2) {
+        let Reply::Bulk(Some(name)) = &pair[0] else {
+            continue;
+        };
+        if [
+            &b"length"[..],
+            b"last-generated-id",
+            b"max-deleted-entry-id",
+            b"entries-added",
+            b"groups",
+        ]
+        .contains(&name.as_slice())
+        {
+            out.push(format!("{} {}", show(&pair[0]), show(&pair[1])));
+        }
+    }
+    let groups = c.call(&[b"XINFO", b"GROUPS", k]);
+    out.push(show(&groups));
+    if let Reply::Array(Some(groups)) = groups {
+        for g in groups {
+            let Reply::Array(Some(fields)) = g else {
+                panic!()
+            };
+            let name = match &fields[1] {
+                Reply::Bulk(Some(n)) => n.clone(),
+                other => panic!("{other:?}"),
+            };
+            out.push(show(&c.call(&[b"XPENDING", k, &name])));
+            let consumers = c.call(&[b"XINFO", b"CONSUMERS", k, &name]);
+            // Name and pending count of each consumer.
+            if let Reply::Array(Some(list)) = consumers {
+                for consumer in list {
+                    let Reply::Array(Some(f)) = consumer else {
+                        panic!()
+                    };
+                    out.push(format!("{} {}", show(&f[1]), show(&f[3])));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Fills `c` (a redis-server) with one key per encoding Redis 7.0 picks.
@@ -97,6 +171,49 @@ fn fill(c: &mut Client) -> Vec<&'static str> {
         big_hash.push("x".repeat(i % 90));
     }
     cmd(big_hash); // a hashtable
+    for (id, fields) in [
+        ("1-1", "f v"),
+        ("1-2", "a 1 b 2"),
+        ("5-0", "f v2"),
+        ("7-3", "x 0123 y -5"),
+    ] {
+        let mut xadd = s(&["XADD", "stream:small", id]);
+        xadd.extend(fields.split(' ').map(String::from));
+        cmd(xadd);
+    }
+    cmd(s(&["XDEL", "stream:small", "1-2"]));
+    cmd(s(&["XGROUP", "CREATE", "stream:small", "readers", "0"]));
+    cmd(s(&[
+        "XREADGROUP",
+        "GROUP",
+        "readers",
+        "alice",
+        "COUNT",
+        "2",
+        "STREAMS",
+        "stream:small",
+        ">",
+    ]));
+    cmd(s(&["XGROUP", "CREATE", "stream:small", "late", "$"]));
+    cmd(s(&[
+        "XGROUP",
+        "CREATECONSUMER",
+        "stream:small",
+        "late",
+        "bob",
+    ]));
+    for i in 0..300 {
+        let value = "v".repeat(i % 50);
+        cmd(s(&[
+            "XADD",
+            "stream:big",
+            "*",
+            "seq",
+            &i.to_string(),
+            "payload",
+            &value,
+        ]));
+    }
     let refs: Vec<Vec<&[u8]>> = cmds
         .iter()
         .map(|c| c.iter().map(|a| a.as_slice()).collect())
@@ -119,6 +236,8 @@ fn fill(c: &mut Client) -> Vec<&'static str> {
         "zset:big",
         "hash:small",
         "hash:big",
+        "stream:small",
+        "stream:big",
     ]
 }
 

@@ -58,16 +58,12 @@ pub fn listpack(lp: &[u8]) -> Option<Vec<Bytes>> {
             _ => return None,
         };
         out.push(item);
-        // The back length: the element's encoded size in 7-bit groups.
-        let encoded = end - p;
-        p = end
-            + match encoded {
-                0..=127 => 1,
-                128..=16_382 => 2,
-                16_383..=2_097_150 => 3,
-                2_097_151..=268_435_454 => 4,
-                _ => 5,
-            };
+        // The back length must say the element's encoded size.
+        let (back, n) = back_length(end - p);
+        if lp.get(end..end + n)? != &back[..n] {
+            return None;
+        }
+        p = end + n;
     }
     // 65535 stands for "too many to count in the header".
     (p + 1 == lp.len() && (count == 65_535 || count == out.len() as u64)).then_some(out)
@@ -138,6 +134,98 @@ pub fn intset(is: &[u8]) -> Option<Vec<Bytes>> {
         return None;
     }
     Some(is[8..].chunks(width).map(|c| int(signed_le(c))).collect())
+}
+
+/// `lpEncodeBacklen`: an element's encoded size `l`, 7 bits a byte, the
+/// most significant first; every byte but the first has its top bit set,
+/// so it reads from the element's last byte backwards.
+fn back_length(l: usize) -> ([u8; 5], usize) {
+    let n = match l {
+        0..=127 => 1,
+        128..=16_382 => 2,
+        16_383..=2_097_150 => 3,
+        2_097_151..=268_435_454 => 4,
+        _ => 5,
+    };
+    let mut out = [0; 5];
+    for (i, b) in out[..n].iter_mut().enumerate() {
+        let group = ((l as u64 >> (7 * (n - 1 - i))) & 127) as u8;
+        *b = if i == 0 { group } else { group | 128 };
+    }
+    (out, n)
+}
+
+/// Builds a listpack as Redis's `lpAppend` does: an integer, or a string
+/// that reads as one, in the smallest integer encoding; other strings
+/// with a 1, 2 or 5 byte header; each element followed by its back
+/// length.
+#[derive(Default)]
+pub struct ListpackWriter {
+    body: Vec<u8>,
+    count: usize,
+}
+
+impl ListpackWriter {
+    pub fn int(&mut self, v: i64) {
+        let start = self.body.len();
+        match v {
+            0..=127 => self.body.push(v as u8),
+            -4096..=4095 => self
+                .body
+                .extend_from_slice(&[0xC0 | ((v >> 8) as u8 & 0x1F), v as u8]),
+            _ => {
+                let (tag, width) = match v {
+                    -32_768..=32_767 => (0xF1, 2),
+                    -8_388_608..=8_388_607 => (0xF2, 3),
+                    -2_147_483_648..=2_147_483_647 => (0xF3, 4),
+                    _ => (0xF4, 8),
+                };
+                self.body.push(tag);
+                self.body.extend_from_slice(&v.to_le_bytes()[..width]);
+            }
+        }
+        self.back_length(start);
+    }
+
+    pub fn string(&mut self, s: &[u8]) {
+        if s.len() <= 20 {
+            if let Some(v) = crate::resp::parse_i64(s) {
+                return self.int(v);
+            }
+        }
+        let start = self.body.len();
+        let n = s.len();
+        match n {
+            0..=63 => self.body.push(0x80 | n as u8),
+            64..=4095 => self
+                .body
+                .extend_from_slice(&[0xE0 | (n >> 8) as u8, n as u8]),
+            _ => {
+                self.body.push(0xF0);
+                self.body.extend_from_slice(&(n as u32).to_le_bytes());
+            }
+        }
+        self.body.extend_from_slice(s);
+        self.back_length(start);
+    }
+
+    fn back_length(&mut self, start: usize) {
+        let (back, n) = back_length(self.body.len() - start);
+        self.body.extend_from_slice(&back[..n]);
+        self.count += 1;
+    }
+
+    /// The listpack: header (total bytes; element count, 65535 when it
+    /// does not fit), elements, end byte.
+    pub fn finish(self) -> Vec<u8> {
+        let total = 6 + self.body.len() + 1;
+        let mut out = Vec::with_capacity(total);
+        out.extend_from_slice(&(total as u32).to_le_bytes());
+        out.extend_from_slice(&(self.count.min(65_535) as u16).to_le_bytes());
+        out.extend_from_slice(&self.body);
+        out.push(0xFF);
+        out
+    }
 }
 
 #[cfg(test)]
@@ -266,5 +354,42 @@ mod tests {
         is.pop();
         assert_eq!(intset(&is), None, "short");
         assert_eq!(intset(&[3, 0, 0, 0, 0, 0, 0, 0]), None, "bad width");
+    }
+
+    #[test]
+    fn listpack_writer_reads_back() {
+        let mut w = ListpackWriter::default();
+        let ints = [
+            0i64,
+            127,
+            128,
+            -1,
+            4095,
+            -4096,
+            4096,
+            32_767,
+            -32_769,
+            8_388_607,
+            1 << 31,
+            i64::MIN,
+        ];
+        for v in ints {
+            w.int(v);
+        }
+        let long = "y".repeat(5000);
+        let words = ["", "abc", "007", &"x".repeat(64), &long, "-12"];
+        for s in words {
+            w.string(s.as_bytes());
+        }
+        let lp = w.finish();
+        let items = listpack(&lp).unwrap();
+        let want: Vec<String> = ints
+            .iter()
+            .map(|v| v.to_string())
+            .chain(words.iter().map(|s| s.to_string()))
+            .collect();
+        assert_eq!(strings(&items), want);
+        // "007" is not an integer's canonical text: kept as a string.
+        assert!(lp.windows(4).any(|w| w == [0x83, b'0', b'0', b'7']));
     }
 }

@@ -6,13 +6,15 @@
 //! or Redis's own `MIGRATE` into tiercache.
 //!
 //! - Reading ([`restore`]) takes what Redis 7.4 and every older Redis
-//!   write for strings, lists, sets, sorted sets and hashes: plain types,
-//!   listpacks, ziplists, intsets, quicklists, LZF-compressed strings.
-//!   Streams, module values and hashes with field expiry (Redis 7.4) are
-//!   refused with an error that names them.
+//!   write for strings, lists, sets, sorted sets, hashes and streams:
+//!   plain types, listpacks, ziplists, intsets, quicklists, LZF-compressed
+//!   strings, the three stream layouts (`stream.rs`). Module values and
+//!   hashes with field expiry (Redis 7.4) are refused with an error that
+//!   names them.
 //! - Writing ([`dump`]) uses RDB's plain types, which every Redis since
 //!   4.0 loads (`write.rs`), and stamps RDB version 8, the oldest whose
-//!   loader knows them all. A stream cannot be dumped yet.
+//!   loader knows them all; a stream is written as Redis 7.0 writes it,
+//!   stamped 10.
 //!
 //! Not here: the RDB file format (headers, databases, aux fields): a
 //! payload is one value.
@@ -37,19 +39,26 @@
 mod blob;
 mod lzf;
 mod read;
+mod stream;
 mod write;
 
 use crate::hash::Hash;
 use crate::list::List;
 use crate::set::Set;
+use crate::stream::Stream;
 use crate::zset::ZSet;
 use bytes::Bytes;
 use std::fmt;
 use tiercache_engine::ValueKind;
 
 /// The version [`dump`] stamps: RDB 8 (Redis 4.0) is the first to know
-/// `ZSET_2`, the newest type written here.
+/// `ZSET_2`, the newest type written here for a string, list, set, sorted
+/// set or hash.
 pub const DUMP_VERSION: u16 = 8;
+
+/// The version [`dump`] stamps on a stream: RDB 10 (Redis 7.0), the first
+/// with `STREAM_LISTPACKS_2`.
+pub const STREAM_DUMP_VERSION: u16 = 10;
 
 /// The newest version [`restore`] accepts: Redis 7.4's (RDB 12). Redis
 /// refuses a payload newer than itself; the types a newer Redis writes
@@ -66,6 +75,7 @@ enum Object {
     Set(Vec<Bytes>),
     ZSet(Vec<(Bytes, f64)>),
     Hash(Vec<(Bytes, Bytes)>),
+    Stream(Stream),
 }
 
 /// Why [`restore`] refused a payload; `Display` is the error reply.
@@ -129,13 +139,15 @@ pub fn dump(kind: ValueKind, value: &Bytes) -> Result<Vec<u8>, String> {
                 .map(|(f, v)| (Bytes::copy_from_slice(f), Bytes::copy_from_slice(v)))
                 .collect(),
         ),
-        ValueKind::Stream => {
-            return Err("ERR DUMP of a stream is not supported by tiercache".into())
-        }
+        ValueKind::Stream => Object::Stream(Stream::decode(value).map_err(corrupt)?),
     };
     let mut out = Vec::with_capacity(value.len() + 16);
-    write::object(&mut out, &obj);
-    out.extend_from_slice(&DUMP_VERSION.to_le_bytes());
+    write::object(&mut out, &obj).map_err(corrupt)?;
+    let version = match kind {
+        ValueKind::Stream => STREAM_DUMP_VERSION,
+        _ => DUMP_VERSION,
+    };
+    out.extend_from_slice(&version.to_le_bytes());
     let crc = CRC.checksum(&out);
     out.extend_from_slice(&crc.to_le_bytes());
     Ok(out)
@@ -193,6 +205,7 @@ fn stored(obj: Object) -> Result<(ValueKind, Bytes), RestoreError> {
     const BAD: RestoreError = RestoreError::BadFormat;
     Ok(match obj {
         Object::String(s) => (ValueKind::String, s),
+        Object::Stream(s) => (ValueKind::Stream, s.encode()),
         Object::List(items) if !items.is_empty() => {
             (ValueKind::List, List::from_items(items).encode())
         }

@@ -29,6 +29,8 @@ pub(super) mod types {
     pub const STREAM_LISTPACKS_2: u8 = 19;
     pub const SET_LISTPACK: u8 = 20;
     pub const STREAM_LISTPACKS_3: u8 = 21;
+    pub const HASH_METADATA_PRE_GA: u8 = 22;
+    pub const HASH_LISTPACK_EX: u8 = 25;
 }
 use types::*;
 
@@ -43,8 +45,8 @@ enum Len {
     Encoded(u8),
 }
 
-type Read<T> = Result<T, RestoreError>;
-const BAD: RestoreError = RestoreError::BadFormat;
+pub(super) type Read<T> = Result<T, RestoreError>;
+pub(super) const BAD: RestoreError = RestoreError::BadFormat;
 
 /// A cursor over the payload's object bytes.
 pub(super) struct Reader<'a> {
@@ -73,7 +75,7 @@ impl<'a> Reader<'a> {
         Ok(b)
     }
 
-    fn take(&mut self, n: u64) -> Read<&'a [u8]> {
+    pub fn take(&mut self, n: u64) -> Read<&'a [u8]> {
         let n = usize::try_from(n).map_err(|_| BAD)?;
         let end = self.at.checked_add(n).ok_or(BAD)?;
         let s = self.buf.get(self.at..end).ok_or(BAD)?;
@@ -101,7 +103,7 @@ impl<'a> Reader<'a> {
         })
     }
 
-    fn len(&mut self) -> Read<u64> {
+    pub fn len(&mut self) -> Read<u64> {
         match self.len_or_encoding()? {
             Len::Plain(n) => Ok(n),
             Len::Encoded(_) => Err(BAD),
@@ -110,10 +112,19 @@ impl<'a> Reader<'a> {
 
     /// A count of items that follow, each at least one byte: never more
     /// than the bytes left, so no claimed count sizes an allocation.
-    fn count(&mut self) -> Read<usize> {
+    /// Redis refuses an empty collection: so does this.
+    pub fn count(&mut self) -> Read<usize> {
+        match self.count_any()? {
+            0 => Err(BAD),
+            n => Ok(n),
+        }
+    }
+
+    /// [`Reader::count`], zero allowed (a stream's groups, nodes, PELs).
+    pub fn count_any(&mut self) -> Read<usize> {
         let n = self.len()?;
-        if n == 0 || n > (self.buf.len() - self.at) as u64 {
-            return Err(BAD); // Redis refuses an empty collection too
+        if n > (self.buf.len() - self.at) as u64 {
+            return Err(BAD);
         }
         Ok(n as usize)
     }
@@ -264,9 +275,14 @@ pub(super) fn object(r: &mut Reader<'_>, ty: u8) -> Read<Object> {
             Object::List(items)
         }
         STREAM_LISTPACKS | STREAM_LISTPACKS_2 | STREAM_LISTPACKS_3 => {
-            return Err(RestoreError::Unsupported("stream"))
+            Object::Stream(super::stream::read(r, ty)?)
         }
         MODULE | MODULE_2 => return Err(RestoreError::Unsupported("module")),
+        HASH_METADATA_PRE_GA..=HASH_LISTPACK_EX => {
+            return Err(RestoreError::Unsupported(
+                "hash with field expiry (Redis 7.4)",
+            ))
+        }
         HASH_ZIPMAP => return Err(RestoreError::Unsupported("zipmap (Redis 2.4) hash")),
         _ => return Err(BAD),
     })

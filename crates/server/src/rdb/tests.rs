@@ -3,6 +3,7 @@
 //! payloads refused.
 
 use super::*;
+use crate::stream::StreamId;
 
 fn hex(s: &str) -> Vec<u8> {
     (0..s.len())
@@ -235,8 +236,8 @@ fn refuses_bad_objects_with_a_good_checksum() {
         );
     }
     assert_eq!(
-        restore(&framed(&[15, 0]), MAX),
-        Err(RestoreError::Unsupported("stream"))
+        restore(&framed(&[6, 0]), MAX),
+        Err(RestoreError::Unsupported("module"))
     );
     let big = framed(&[0, 0x40, 200, b'x']);
     let mut big = big;
@@ -248,8 +249,109 @@ fn refuses_bad_objects_with_a_good_checksum() {
     assert_eq!(restore(&big, 100), Err(RestoreError::TooBig(100)));
 }
 
+/// The payload of Redis's `stream-cgroups.tcl` "Loading from legacy
+/// (Redis <= v6.2.x, rdb_ver < 10) persistence", `DUMP`ed by Redis 5
+/// after XADD x 1-0 .. 6-0 data a..f, XDEL x 3-0, XGROUP CREATE x g1 0,
+/// XGROUP CREATE x g2 0, XREADGROUP GROUP g1 c11 COUNT 4 STREAMS x >,
+/// XTRIM x MAXLEN = 2.
+const REDIS_5_STREAM: &str = concat!(
+    "0f011000000000000000010000000000000000c3404a40571657000000230002",
+    "0104010101846461746105000103010020010381610204200a0001400a006260",
+    "0a0002400a0063600a4022018164200a4039200a0065600a0005400a0066200a",
+    "00ff02060002026731050004000000000000000100000000000000003ef78343",
+    "7a01000001000000000000000200000000000000003ef783437a010000010000",
+    "00000000000400000000000000003ef783437a01000001000000000000000500",
+    "000000000000003ef783437a0100000101036331313ef783437a010000040000",
+    "0000000000010000000000000000000000000000000200000000000000000000",
+    "0000000000040000000000000000000000000000000500000000000000000267",
+    "320000000009003d52ef6867521dfa",
+);
+
 #[test]
-fn a_stream_is_not_dumped() {
-    let s = crate::stream::Stream::default().encode();
-    assert!(dump(ValueKind::Stream, &s).unwrap_err().contains("stream"));
+fn reads_a_redis_5_stream_with_groups() {
+    let (kind, value) = restore(&hex(REDIS_5_STREAM), MAX).unwrap();
+    assert_eq!(kind, ValueKind::Stream);
+    let s = Stream::decode(&value).unwrap();
+    let entries: Vec<(u64, Vec<Bytes>)> = s
+        .range(StreamId::MIN, StreamId::MAX, 100)
+        .unwrap()
+        .into_iter()
+        .map(|i| (i.id.ms, i.fields))
+        .collect();
+    assert_eq!(
+        entries,
+        [(5, vec![b("data"), b("e")]), (6, vec![b("data"), b("f")])]
+    );
+    assert_eq!(s.last_id(), StreamId::new(6, 0));
+    // As Redis 7 loads a legacy stream: entries added = its length.
+    assert_eq!(s.entries_added(), 2);
+    let groups = s.groups().unwrap();
+    let g1 = &groups[&b("g1")];
+    assert_eq!(g1.last_id, StreamId::new(5, 0)); // read 1, 2, 4, 5
+    assert_eq!(g1.entries_read, Some(1));
+    assert_eq!(g1.pel.len(), 4);
+    assert!(g1
+        .pel
+        .values()
+        .all(|n| n.consumer == b("c11") && n.delivery_count == 1));
+    assert_eq!(g1.consumers[&b("c11")].pel.len(), 4);
+    assert_eq!(groups[&b("g2")].entries_read, Some(0));
+}
+
+#[test]
+fn streams_round_trip_with_their_groups() {
+    let limits = crate::stream::Limits::default();
+    let mut s = Stream::default();
+    for i in 1..=250u64 {
+        // Mostly one shape (SAMEFIELDS), some others; numbers and text.
+        let fields: Vec<Bytes> = if i % 7 == 0 {
+            vec![b("other"), b(&i.to_string()), b("x"), b("")]
+        } else {
+            vec![
+                b("n"),
+                b(&(i as i64 - 100).to_string()),
+                b("text"),
+                b(&"t".repeat(i as usize)),
+            ]
+        };
+        s.append(
+            StreamId::new(1_700_000_000_000 + i / 3, i % 3),
+            &fields,
+            limits,
+        )
+        .unwrap();
+    }
+    assert!(s.delete(StreamId::new(1_700_000_000_010, 0)).unwrap());
+    let now = 1_700_000_123_456;
+    let mut g = crate::stream::Group::new(StreamId::new(1_700_000_000_020, 1), Some(61));
+    g.create_consumer(b"alice", now);
+    g.create_consumer(b"bob", now);
+    g.assign(StreamId::new(1_700_000_000_001, 1), b"alice", now, 1);
+    g.assign(StreamId::new(1_700_000_000_002, 0), b"bob", now + 5, 3);
+    g.create_consumer(b"idle", now);
+    let fresh = crate::stream::Group::new(StreamId::MIN, None);
+    let groups = s.groups_mut().unwrap();
+    groups.insert(b("workers"), g);
+    groups.insert(b("fresh"), fresh);
+    let deleted = StreamId::new(1_700_000_000_010, 0);
+    s.set_id(
+        StreamId::new(1_800_000_000_000, 0),
+        Some(300),
+        Some(deleted),
+    );
+    let value = s.encode();
+
+    let payload = dump(ValueKind::Stream, &value).unwrap();
+    let n = payload.len();
+    assert_eq!(payload[n - 10..n - 8], STREAM_DUMP_VERSION.to_le_bytes());
+    let (kind, back) = restore(&payload, MAX).unwrap();
+    assert_eq!(kind, ValueKind::Stream);
+    let back = Stream::decode(&back).unwrap();
+    let all = |s: &Stream| s.range(StreamId::MIN, StreamId::MAX, usize::MAX).unwrap();
+    assert_eq!(all(&back), all(&s));
+    assert_eq!(back.len(), 249);
+    assert_eq!(back.last_id(), s.last_id());
+    assert_eq!(back.entries_added(), 300);
+    assert_eq!(back.max_deleted_id(), deleted);
+    assert_eq!(back.groups().unwrap(), s.groups().unwrap());
 }

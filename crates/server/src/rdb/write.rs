@@ -3,14 +3,13 @@
 //! strings), which every Redis since 4.0 loads and converts to whatever
 //! encoding its own thresholds pick; strings that read as small integers
 //! take RDB's integer encoding, as Redis writes them. Nothing is
-//! compressed (`rdbcompression` off).
+//! compressed (`rdbcompression` off). Streams: `stream.rs`.
 
 use super::read::types;
 use super::Object;
 
 /// `rdbSaveLen`.
-fn len(out: &mut Vec<u8>, n: usize) {
-    let n = n as u64;
+pub(super) fn len(out: &mut Vec<u8>, n: u64) {
     if n < 1 << 6 {
         out.push(n as u8);
     } else if n < 1 << 14 {
@@ -27,7 +26,7 @@ fn len(out: &mut Vec<u8>, n: usize) {
 /// `rdbSaveRawString` without compression: an integer of up to 32 bits
 /// written in its canonical form (`rdbTryIntegerEncoding`) takes 2 to 5
 /// bytes, anything else its length and bytes.
-fn string(out: &mut Vec<u8>, s: &[u8]) {
+pub(super) fn string(out: &mut Vec<u8>, s: &[u8]) {
     if s.len() <= 11 {
         if let Some(v) = crate::resp::parse_i64(s) {
             if let Ok(v) = i8::try_from(v) {
@@ -46,13 +45,17 @@ fn string(out: &mut Vec<u8>, s: &[u8]) {
             }
         }
     }
-    len(out, s.len());
+    len(out, s.len() as u64);
     out.extend_from_slice(s);
 }
 
 /// Appends `obj`, type byte first.
-pub(super) fn object(out: &mut Vec<u8>, obj: &Object) {
+pub(super) fn object(out: &mut Vec<u8>, obj: &Object) -> Result<(), crate::packed::Corrupt> {
     match obj {
+        Object::Stream(s) => {
+            out.push(types::STREAM_LISTPACKS_2);
+            super::stream::write(out, s)?;
+        }
         Object::String(s) => {
             out.push(types::STRING);
             string(out, s);
@@ -63,14 +66,14 @@ pub(super) fn object(out: &mut Vec<u8>, obj: &Object) {
             } else {
                 types::SET
             });
-            len(out, items.len());
+            len(out, items.len() as u64);
             for item in items {
                 string(out, item);
             }
         }
         Object::ZSet(members) => {
             out.push(types::ZSET_2);
-            len(out, members.len());
+            len(out, members.len() as u64);
             for (m, score) in members {
                 string(out, m);
                 out.extend_from_slice(&score.to_le_bytes());
@@ -78,13 +81,14 @@ pub(super) fn object(out: &mut Vec<u8>, obj: &Object) {
         }
         Object::Hash(fields) => {
             out.push(types::HASH);
-            len(out, fields.len());
+            len(out, fields.len() as u64);
             for (f, v) in fields {
                 string(out, f);
                 string(out, v);
             }
         }
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -94,7 +98,7 @@ mod tests {
 
     #[test]
     fn lengths_and_strings_read_back() {
-        for n in [0usize, 63, 64, 16_383, 16_384, 1 << 20] {
+        for n in [0u64, 63, 64, 16_383, 16_384, 1 << 20] {
             let mut out = Vec::new();
             len(&mut out, n);
             let expected = match n {
