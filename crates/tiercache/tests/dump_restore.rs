@@ -429,3 +429,201 @@ fn bad_restores_get_redis_errors_and_change_nothing() {
     assert_eq!(c.call(&[b"DUMP", b"nope"]), Reply::Bulk(None));
     assert_eq!(c.call(&[b"PING"]), Reply::Simple("PONG".into()));
 }
+
+#[test]
+fn migrate_moves_keys_out_of_tiercache() {
+    let (Some(redis), Some(locked)) = (
+        RedisServer::start(&[]),
+        RedisServer::start(&["--requirepass", "secret"]),
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("data"));
+    let mut ours = server.client();
+    let mut theirs = Client::connect(redis.port());
+    let keys = fill(&mut ours);
+    let expected: Vec<_> = keys.iter().map(|k| contents(&mut ours, k)).collect();
+    let port = redis.port().to_string();
+    let migrate = |extra: &[&[u8]], keys: &[&str]| {
+        let mut args: Vec<Vec<u8>> = [
+            &b"MIGRATE"[..],
+            b"127.0.0.1",
+            port.as_bytes(),
+            b"",
+            b"0",
+            b"5000",
+        ]
+        .iter()
+        .map(|a| a.to_vec())
+        .collect();
+        args.extend(extra.iter().map(|a| a.to_vec()));
+        args.push(b"KEYS".to_vec());
+        args.extend(keys.iter().map(|k| k.as_bytes().to_vec()));
+        args
+    };
+    let call = |c: &mut Client, args: Vec<Vec<u8>>| {
+        let refs: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
+        c.call(&refs)
+    };
+
+    // COPY leaves them here; then a plain MIGRATE moves them.
+    ok(call(&mut ours, migrate(&[b"COPY"], &keys)));
+    assert_eq!(ours.call(&[b"EXISTS", b"hash:big"]), Reply::Int(1));
+    let r = call(&mut ours, migrate(&[], &["str:short"]));
+    assert!(
+        matches!(&r, Reply::Error(e) if e.starts_with("ERR Target instance replied with error: BUSYKEY")),
+        "{r:?}"
+    );
+    ok(call(&mut ours, migrate(&[b"REPLACE"], &keys)));
+    assert_eq!(ours.call(&[b"DBSIZE"]), Reply::Int(0), "moved, not copied");
+    let got: Vec<_> = keys.iter().map(|k| contents(&mut theirs, k)).collect();
+    assert_eq!(got, expected);
+    let ttl = pttl(&mut theirs, "str:ttl");
+    assert!((400_000..=500_000).contains(&ttl), "TTL kept: {ttl}");
+
+    // Nothing left to move.
+    assert_eq!(
+        call(&mut ours, migrate(&[], &keys)),
+        Reply::Simple("NOKEY".into())
+    );
+
+    // AUTH: a wrong password is the target's error, the key stays here.
+    ok(ours.call(&[b"SET", b"k", b"v"]));
+    let lport = locked.port().to_string();
+    fn to_locked<'a>(port: &'a str, pass: &'a [u8]) -> Vec<&'a [u8]> {
+        vec![
+            b"MIGRATE",
+            b"127.0.0.1",
+            port.as_bytes(),
+            b"k",
+            b"0",
+            b"5000",
+            b"AUTH",
+            pass,
+        ]
+    }
+    let r = ours.call(&to_locked(&lport, b"wrong"));
+    assert!(
+        matches!(&r, Reply::Error(e) if e.contains("WRONGPASS")),
+        "{r:?}"
+    );
+    assert_eq!(ours.call(&[b"GET", b"k"]), bulk("v"));
+    ok(ours.call(&to_locked(&lport, b"secret")));
+    assert_eq!(ours.call(&[b"EXISTS", b"k"]), Reply::Int(0));
+    let mut l = Client::connect(locked.port());
+    ok(l.call(&[b"AUTH", b"secret"]));
+    assert_eq!(l.call(&[b"GET", b"k"]), bulk("v"));
+}
+
+#[test]
+fn migrate_reports_unreachable_and_silent_targets() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("data"));
+    let mut c = server.client();
+    ok(c.call(&[b"SET", b"k", b"v"]));
+    let err = |r: Reply| match r {
+        Reply::Error(e) => e,
+        other => panic!("expected an error, got {other:?}"),
+    };
+    // Nothing listens there.
+    let closed = support::free_port().to_string();
+    assert_eq!(
+        err(c.call(&[
+            b"MIGRATE",
+            b"127.0.0.1",
+            closed.as_bytes(),
+            b"k",
+            b"0",
+            b"500"
+        ])),
+        "IOERR error or timeout connecting to the client"
+    );
+    // A target that accepts and never answers: the timeout, then an error.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port().to_string();
+    let started = std::time::Instant::now();
+    assert_eq!(
+        err(c.call(&[
+            b"MIGRATE",
+            b"127.0.0.1",
+            port.as_bytes(),
+            b"k",
+            b"0",
+            b"300"
+        ])),
+        "IOERR error or timeout reading to target instance"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    assert_eq!(
+        c.call(&[b"GET", b"k"]),
+        bulk("v"),
+        "nothing moved, nothing deleted"
+    );
+    assert_eq!(
+        err(c.call(&[
+            b"MIGRATE",
+            b"127.0.0.1",
+            port.as_bytes(),
+            b"k",
+            b"0",
+            b"300",
+            b"KEYS",
+            b"k"
+        ])),
+        "ERR When using MIGRATE KEYS option, the key argument must be set to the empty string"
+    );
+    assert_eq!(
+        err(c.call(&[b"MIGRATE", b"h", b"1", b"k", b"x", b"300"])),
+        "ERR value is not an integer or out of range"
+    );
+    assert_eq!(
+        c.call(&[b"MIGRATE", b"h", b"1", b"nokey", b"0", b"300"]),
+        Reply::Simple("NOKEY".into())
+    );
+    drop(silent);
+}
+
+#[test]
+fn migrate_never_deletes_a_value_written_while_it_ran() {
+    use std::io::{Read, Write};
+    use std::sync::mpsc;
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("data"));
+    let mut a = server.client();
+    let mut b = server.client();
+    ok(a.call(&[b"SET", b"k", b"old"]));
+    // A target that takes the request, waits for our go, then says OK to
+    // SELECT and to RESTORE.
+    let target = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = target.local_addr().unwrap().port().to_string();
+    let (got_request, request_seen) = mpsc::channel();
+    let (go, wait_for_go) = mpsc::channel::<()>();
+    let fake = std::thread::spawn(move || {
+        let (mut s, _) = target.accept().unwrap();
+        let mut buf = [0u8; 4096];
+        let n = s.read(&mut buf).unwrap();
+        got_request.send(n).unwrap();
+        wait_for_go.recv().unwrap();
+        s.write_all(b"+OK\r\n+OK\r\n").unwrap();
+    });
+    a.send_raw(&support::command(&[
+        b"MIGRATE",
+        b"127.0.0.1",
+        port.as_bytes(),
+        b"k",
+        b"0",
+        b"5000",
+    ]))
+    .unwrap();
+    assert!(request_seen.recv().unwrap() > 0);
+    ok(b.call(&[b"SET", b"k", b"new"])); // written while MIGRATE waits
+    go.send(()).unwrap();
+    ok(a.read().unwrap());
+    fake.join().unwrap();
+    assert_eq!(
+        b.call(&[b"GET", b"k"]),
+        bulk("new"),
+        "the newer value stays"
+    );
+}

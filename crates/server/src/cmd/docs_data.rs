@@ -1624,6 +1624,112 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
             ]),
         ])),
     ])),
+    ("migrate", M(&[
+        ("summary", S("Atomically transfer a key from a Redis instance to another one.")),
+        ("since", S("2.6.0")),
+        ("group", S("generic")),
+        ("complexity", S("This command actually executes a DUMP+DEL in the source instance, and a RESTORE in the target instance. See the pages of these commands for time complexity. Also an O(N) data transfer between the two instances is performed.")),
+        ("history", T(&[A(&[
+                S("3.0.0"),
+                S("Added the `COPY` and `REPLACE` options."),
+            ]), A(&[
+                S("3.0.6"),
+                S("Added the `KEYS` option."),
+            ]), A(&[
+                S("4.0.7"),
+                S("Added the `AUTH` option."),
+            ]), A(&[
+                S("6.0.0"),
+                S("Added the `AUTH2` option."),
+            ])])),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("host")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("port")),
+                ("type", S("integer")),
+            ]),
+            M(&[
+                ("name", S("key_or_empty_string")),
+                ("type", S("oneof")),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("key")),
+                        ("type", S("key")),
+                        ("key_spec_index", I(0)),
+                    ]),
+                    M(&[
+                        ("name", S("empty_string")),
+                        ("type", S("pure-token")),
+                        ("token", S("")),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("destination-db")),
+                ("type", S("integer")),
+            ]),
+            M(&[
+                ("name", S("timeout")),
+                ("type", S("integer")),
+            ]),
+            M(&[
+                ("name", S("copy")),
+                ("type", S("pure-token")),
+                ("token", S("COPY")),
+                ("since", S("3.0.0")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("replace")),
+                ("type", S("pure-token")),
+                ("token", S("REPLACE")),
+                ("since", S("3.0.0")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("authentication")),
+                ("type", S("oneof")),
+                ("flags", T(&[P("optional")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("password")),
+                        ("type", S("string")),
+                        ("token", S("AUTH")),
+                        ("since", S("4.0.7")),
+                        ("flags", T(&[P("optional")])),
+                    ]),
+                    M(&[
+                        ("name", S("username_password")),
+                        ("type", S("block")),
+                        ("token", S("AUTH2")),
+                        ("since", S("6.0.0")),
+                        ("flags", T(&[P("optional")])),
+                        ("arguments", A(&[
+                            M(&[
+                                ("name", S("username")),
+                                ("type", S("string")),
+                            ]),
+                            M(&[
+                                ("name", S("password")),
+                                ("type", S("string")),
+                            ]),
+                        ])),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(1)),
+                ("token", S("KEYS")),
+                ("since", S("3.0.6")),
+                ("flags", T(&[P("optional"), P("multiple")])),
+            ]),
+        ])),
+    ])),
     ("move", M(&[
         ("summary", S("Move a key to another database")),
         ("since", S("1.0.0")),

@@ -45,6 +45,7 @@ mod lcs;
 pub mod list;
 mod memory;
 mod mget;
+mod migrate;
 mod mset;
 pub mod multi;
 mod object;
@@ -326,6 +327,7 @@ pub async fn execute(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Cmd::Move => rename::move_key(args, ctx).await,
         Cmd::Dump => dump::dump(args, ctx).await,
         Cmd::Restore => dump::restore(args, ctx).await,
+        Cmd::Migrate => migrate::run(args, ctx).await,
         Cmd::RandomKey => randomkey::run(args, ctx).await,
         Cmd::Time => time::run(args, ctx).await,
         Cmd::Keys => keys::run(args, ctx).await,

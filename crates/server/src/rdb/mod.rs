@@ -147,10 +147,23 @@ pub fn dump(kind: ValueKind, value: &Bytes) -> Result<Vec<u8>, String> {
         ValueKind::Stream => STREAM_DUMP_VERSION,
         _ => DUMP_VERSION,
     };
-    out.extend_from_slice(&version.to_le_bytes());
-    let crc = CRC.checksum(&out);
-    out.extend_from_slice(&crc.to_le_bytes());
+    footer(&mut out, version);
     Ok(out)
+}
+
+/// Appends a payload's footer: `version`, then the CRC-64 of everything.
+fn footer(out: &mut Vec<u8>, version: u16) {
+    out.extend_from_slice(&version.to_le_bytes());
+    let crc = CRC.checksum(out);
+    out.extend_from_slice(&crc.to_le_bytes());
+}
+
+/// A payload of the RDB object bytes `object`, stamped `version` (for
+/// tests and the fuzzer: what a writer of any version would send).
+pub fn frame(object: &[u8], version: u16) -> Vec<u8> {
+    let mut out = object.to_vec();
+    footer(&mut out, version);
+    out
 }
 
 fn kind_name(kind: ValueKind) -> &'static str {

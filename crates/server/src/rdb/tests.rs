@@ -186,11 +186,7 @@ fn refuses_damaged_payloads() {
 
 /// A payload around `object` bytes, with a good footer.
 fn framed(object: &[u8]) -> Vec<u8> {
-    let mut out = object.to_vec();
-    out.extend_from_slice(&DUMP_VERSION.to_le_bytes());
-    let crc = CRC.checksum(&out);
-    out.extend_from_slice(&crc.to_le_bytes());
-    out
+    frame(object, DUMP_VERSION)
 }
 
 #[test]
