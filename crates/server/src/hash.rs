@@ -351,7 +351,9 @@ impl Hash {
 
     fn position(&self, field: &[u8]) -> Option<usize> {
         let raw = &self.raw;
-        self.fields.iter().position(|(f, _)| f.get(raw) == field)
+        self.fields
+            .iter()
+            .position(|(f, _)| crate::packed::same(f.get(raw), field))
     }
 }
 

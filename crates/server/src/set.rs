@@ -97,7 +97,7 @@ impl Set {
             let start = r.position();
             let (at, end) = r.item_span()?;
             let m = &raw[at..end];
-            if m == member {
+            if crate::packed::same(m, member) {
                 return Ok(None);
             }
             if integers {
@@ -195,7 +195,7 @@ impl Set {
 
     /// True when `member` is in the set.
     pub fn contains(&self, member: &[u8]) -> bool {
-        self.iter().any(|m| m == member)
+        self.iter().any(|m| crate::packed::same(m, member))
     }
 
     /// For each of `members`, whether it is in the set.

@@ -156,7 +156,7 @@ impl ZSet {
             let (at, end) = r.item_span()?;
             let score = read_score(&mut r, raw)?;
             let m = &raw[at..end];
-            if old.is_none() && m == member {
+            if old.is_none() && crate::packed::same(m, member) {
                 old = Some((start..r.position(), score));
             }
             if guessed_place.is_none() && guess.is_some_and(|g| after(m, score, g)) {
