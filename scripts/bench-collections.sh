@@ -24,6 +24,8 @@
 #   sismember-1000 SISMEMBER s member:__rand_int__ on a set of 1,000 members
 #   zscore-1000    ZSCORE z member:__rand_int__ on a sorted set of 1,000
 #   hincrby-1000   HINCRBY n field:__rand_int__ 1 on a hash of 1,000 counters
+#   hget-60000     HGET g field:__rand_int__ on a hash of 60,000 fields
+#   hset-60000     HSET g field:__rand_int__ v on that hash
 #
 # Each server is flushed and set up afresh before each of its runs, so both
 # start from the same data. Needs a release build, redis-server and
@@ -36,7 +38,7 @@ rounds=${1:-3}
 shift || true
 all=(xadd-capped xadd-grow xrange-head xrevrange-tail xread-tail lpush-grow rpop-shrink
   lrange-head lindex-middle lmove-queue hset-1000 sadd-1000 zadd-1000
-  hget-1000 sismember-1000 zscore-1000 hincrby-1000)
+  hget-1000 sismember-1000 zscore-1000 hincrby-1000 hget-60000 hset-60000)
 workloads=("${@:-${all[@]}}")
 [ $# -eq 0 ] && workloads=("${all[@]}")
 bin=${TIERCACHE_BIN:-target/release/tiercache}
@@ -95,6 +97,20 @@ while got.count(b"\r\n") < len(out):
 PY
 }
 
+# fill_big_hash PORT: a hash "g" of the 60,000 fields -r 60000 names.
+fill_big_hash() {
+  python3 - "$1" <<'PY'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+def cmd(*a):
+    return b"*%d\r\n" % len(a) + b"".join(b"$%d\r\n%s\r\n" % (len(x), x) for x in a)
+s.sendall(b"".join(cmd(b"HSET", b"g", b"field:%012d" % i, b"v") for i in range(60000)))
+got = b""
+while got.count(b"\r\n") < 60000:
+    got += s.recv(1 << 20)
+PY
+}
+
 # setup WORKLOAD PORT: the data the workload starts from.
 setup() {
   redis-cli -p "$2" flushall >/dev/null
@@ -103,6 +119,7 @@ setup() {
     rpop-shrink|lrange-head|lindex-middle|lmove-queue)
       redis-benchmark -p "$2" -c 50 -n 100000 -q lpush q x >/dev/null 2>&1 ;;
     hget-1000|sismember-1000|zscore-1000|hincrby-1000) fill_members "$2" ;;
+    hget-60000|hset-60000) fill_big_hash "$2" ;;
   esac
 }
 
@@ -127,6 +144,8 @@ bench() {
     sismember-1000) args=(-n 200000 -r 1000 sismember s member:__rand_int__) ;;
     zscore-1000) args=(-n 200000 -r 1000 zscore z member:__rand_int__) ;;
     hincrby-1000) args=(-n 200000 -r 1000 hincrby n field:__rand_int__ 1) ;;
+    hget-60000) args=(-n 100000 -r 60000 hget g field:__rand_int__) ;;
+    hset-60000) args=(-n 20000 -r 60000 hset g field:__rand_int__ v) ;;
     *) echo "unknown workload $1" >&2; exit 2 ;;
   esac
   taskset -c 1 redis-benchmark -p "$2" -c 50 --csv "${args[@]}" 2>/dev/null |

@@ -45,7 +45,7 @@
 
 use crate::oplog::{self, OpLog};
 pub use crate::packed::Corrupt;
-use crate::packed::{find_entry, put_item, splice, Reader};
+use crate::packed::{find_entry, find_entry_indexed, put_item, splice, Reader};
 use crate::slot::{encode_slots, Slot};
 use bytes::Bytes;
 use std::collections::HashMap;
@@ -126,9 +126,13 @@ impl Hash {
     }
 
     /// The value of `field` in the stored hash `raw`, found without
-    /// decoding it ([`find_entry`]).
+    /// decoding it ([`find_entry_indexed`]).
     pub fn find<'a>(raw: &'a Bytes, field: &[u8]) -> Result<Option<&'a [u8]>, Corrupt> {
-        Ok(Hash::locate(raw, field)?.map(|v| &raw[v.bytes]))
+        let Some(mut r) = find_entry_indexed(raw, 2, field)? else {
+            return Ok(None);
+        };
+        let (at, end) = r.item_span()?;
+        Ok(Some(&raw[at..end]))
     }
 
     /// [`Hash::set`] on the stored hash `raw` without decoding it: the

@@ -94,6 +94,7 @@ pub mod packed;
 mod patcher;
 pub mod rdb;
 mod read;
+mod scan_index;
 pub mod resp;
 pub mod set;
 pub mod shutdown;

@@ -23,6 +23,7 @@
 //! assert!(decode_items(&raw.slice(..4)).is_err());
 //! ```
 
+use crate::scan_index::Lookup;
 use bytes::{BufMut, Bytes, BytesMut};
 
 /// The layout's version byte; anything else is [`Corrupt`].
@@ -276,7 +277,37 @@ pub fn find_entry<'a>(
     width: u64,
     key: &[u8],
 ) -> Result<Option<Reader<'a>>, Corrupt> {
+    find(raw, width, key, false)
+}
+
+/// [`find_entry`] for a read: a big collection's index is used, and built
+/// the second time the same value is read ([`crate::scan_index`]). Writes
+/// scan: the value they read is about to be replaced.
+pub fn find_entry_indexed<'a>(
+    raw: &'a Bytes,
+    width: u64,
+    key: &[u8],
+) -> Result<Option<Reader<'a>>, Corrupt> {
+    find(raw, width, key, true)
+}
+
+fn find<'a>(
+    raw: &'a Bytes,
+    width: u64,
+    key: &[u8],
+    indexed: bool,
+) -> Result<Option<Reader<'a>>, Corrupt> {
     let (mut r, count) = Reader::open(raw, width)?;
+    if indexed {
+        match crate::scan_index::lookup(raw, width, count, key)? {
+            Lookup::Scan => {}
+            Lookup::At(after) => {
+                r.seek(after);
+                return Ok(Some(r));
+            }
+            Lookup::Absent => return Ok(None),
+        }
+    }
     for _ in 0..count {
         let (at, end) = r.item_span()?;
         if same(&raw[at..end], key) {

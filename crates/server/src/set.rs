@@ -25,7 +25,7 @@
 //! ```
 
 use crate::oplog::{self, OpLog};
-use crate::packed::{find_entry, put_item, splice, Corrupt, Reader};
+use crate::packed::{find_entry_indexed, put_item, splice, Corrupt, Reader};
 use crate::slot::{encode_slots, read_slots, Slot};
 use bytes::Bytes;
 use std::collections::HashSet;
@@ -75,9 +75,9 @@ impl Set {
     }
 
     /// True when `member` is in the stored set `raw`, found without
-    /// decoding it ([`find_entry`]).
+    /// decoding it ([`find_entry_indexed`]).
     pub fn find(raw: &Bytes, member: &[u8]) -> Result<bool, Corrupt> {
-        Ok(find_entry(raw, 1, member)?.is_some())
+        Ok(find_entry_indexed(raw, 1, member)?.is_some())
     }
 
     /// [`Set::add_many`] of one member on the stored set `raw` without

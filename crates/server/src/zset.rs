@@ -25,7 +25,7 @@
 //! ```
 
 use crate::oplog::{self, OpLog};
-use crate::packed::{find_entry, put_item, splice, Corrupt, Reader};
+use crate::packed::{find_entry_indexed, put_item, splice, Corrupt, Reader};
 use crate::slot::{encode_runs, Slot};
 use bytes::Bytes;
 use std::cmp::Ordering;
@@ -115,9 +115,9 @@ impl ZSet {
     }
 
     /// The score of `member` in the stored sorted set `raw`, found
-    /// without decoding it ([`find_entry`]).
+    /// without decoding it ([`find_entry_indexed`]).
     pub fn find_score(raw: &Bytes, member: &[u8]) -> Result<Option<f64>, Corrupt> {
-        match find_entry(raw, 2, member)? {
+        match find_entry_indexed(raw, 2, member)? {
             Some(mut r) => read_score(&mut r, raw).map(Some),
             None => Ok(None),
         }
