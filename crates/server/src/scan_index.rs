@@ -91,7 +91,11 @@ fn lookup_in(
     key: &[u8],
 ) -> Result<Lookup, Corrupt> {
     let hasher = all.hasher.clone();
-    let at = match all.built.iter().position(|i| same_value(&i.value, raw) && i.width == width) {
+    let at = match all
+        .built
+        .iter()
+        .position(|i| same_value(&i.value, raw) && i.width == width)
+    {
         Some(at) => at,
         None => {
             let Some(seen) = all.seen.iter().position(|v| same_value(v, raw)) else {
@@ -113,7 +117,12 @@ fn lookup_in(
     probe(&all.built[0], key, &hasher)
 }
 
-fn build(raw: &Bytes, width: u64, count: usize, hasher: &ahash::RandomState) -> Result<Index, Corrupt> {
+fn build(
+    raw: &Bytes,
+    width: u64,
+    count: usize,
+    hasher: &ahash::RandomState,
+) -> Result<Index, Corrupt> {
     let slots = (count * 2).next_power_of_two();
     let mut table = vec![0u32; slots];
     let mask = slots - 1;
@@ -162,27 +171,39 @@ mod tests {
 
     fn hash_of(n: usize) -> Bytes {
         let mut h = crate::hash::Hash::default();
-        h.set_many((0..n).map(|i| (Bytes::from(format!("field:{i}")), Bytes::from(format!("v{i}")))));
+        h.set_many((0..n).map(|i| {
+            (
+                Bytes::from(format!("field:{i}")),
+                Bytes::from(format!("v{i}")),
+            )
+        }));
         h.encode()
     }
 
     fn value_of(raw: &Bytes, field: &str) -> Option<Vec<u8>> {
-        find_entry(raw, 2, field.as_bytes())
-            .unwrap()
-            .map(|mut r| {
-                let (at, end) = r.item_span().unwrap();
-                raw[at..end].to_vec()
-            })
+        find_entry(raw, 2, field.as_bytes()).unwrap().map(|mut r| {
+            let (at, end) = r.item_span().unwrap();
+            raw[at..end].to_vec()
+        })
     }
 
     #[test]
     fn the_second_lookup_builds_and_every_answer_matches_a_scan() {
         let raw = hash_of(3000);
         let (_, count) = Reader::open(&raw, 2).unwrap();
-        assert!(matches!(lookup(&raw, 2, count, b"field:1").unwrap(), Lookup::Scan), "first: scan");
-        assert!(matches!(lookup(&raw, 2, count, b"field:1").unwrap(), Lookup::At(_)), "then indexed");
+        assert!(
+            matches!(lookup(&raw, 2, count, b"field:1").unwrap(), Lookup::Scan),
+            "first: scan"
+        );
+        assert!(
+            matches!(lookup(&raw, 2, count, b"field:1").unwrap(), Lookup::At(_)),
+            "then indexed"
+        );
         for i in (0..3000).step_by(7) {
-            assert_eq!(value_of(&raw, &format!("field:{i}")), Some(format!("v{i}").into_bytes()));
+            assert_eq!(
+                value_of(&raw, &format!("field:{i}")),
+                Some(format!("v{i}").into_bytes())
+            );
         }
         for absent in ["field:3000", "", "v1", "field:-1", "field:10 "] {
             assert_eq!(value_of(&raw, absent), None, "{absent:?}");
@@ -191,29 +212,46 @@ mod tests {
         let mut h = crate::hash::Hash::decode(&raw).unwrap();
         h.set(Bytes::from("field:1"), Bytes::from("changed"));
         let next = h.encode();
-        assert!(matches!(lookup(&next, 2, count, b"field:1").unwrap(), Lookup::Scan));
+        assert!(matches!(
+            lookup(&next, 2, count, b"field:1").unwrap(),
+            Lookup::Scan
+        ));
         assert_eq!(value_of(&next, "field:1"), Some(b"changed".to_vec()));
-        assert_eq!(value_of(&raw, "field:1"), Some(b"v1".to_vec()), "the old value's index");
+        assert_eq!(
+            value_of(&raw, "field:1"),
+            Some(b"v1".to_vec()),
+            "the old value's index"
+        );
     }
 
     #[test]
     fn small_collections_are_scanned() {
         let raw = hash_of(100);
         for _ in 0..3 {
-            assert!(matches!(lookup(&raw, 2, 100, b"field:1").unwrap(), Lookup::Scan));
+            assert!(matches!(
+                lookup(&raw, 2, 100, b"field:1").unwrap(),
+                Lookup::Scan
+            ));
         }
     }
 
     #[test]
     fn sets_and_sorted_sets_too() {
-        let set = crate::set::Set::from_members((0..2000).map(|i| Bytes::from(format!("m{i}")))).encode();
+        let set =
+            crate::set::Set::from_members((0..2000).map(|i| Bytes::from(format!("m{i}")))).encode();
         let mut z = crate::zset::ZSet::default();
-        z.update_many((0..2000).map(|i| (Bytes::from(format!("m{i}")), i as f64)), |_, s| Some(s));
+        z.update_many(
+            (0..2000).map(|i| (Bytes::from(format!("m{i}")), i as f64)),
+            |_, s| Some(s),
+        );
         let z = z.encode();
         for _ in 0..2 {
             assert!(crate::set::Set::find(&set, b"m1999").unwrap());
             assert!(!crate::set::Set::find(&set, b"m2000").unwrap());
-            assert_eq!(crate::zset::ZSet::find_score(&z, b"m1234").unwrap(), Some(1234.0));
+            assert_eq!(
+                crate::zset::ZSet::find_score(&z, b"m1234").unwrap(),
+                Some(1234.0)
+            );
             assert_eq!(crate::zset::ZSet::find_score(&z, b"x").unwrap(), None);
         }
     }
