@@ -281,7 +281,7 @@ pub fn find_entry<'a>(
 }
 
 /// [`find_entry`] for a read: a big collection's index is used, and built
-/// the second time the same value is read ([`crate::scan_index`]). Writes
+/// the second time the same value is read (`scan_index.rs`). Writes
 /// scan: the value they read is about to be replaced.
 pub fn find_entry_indexed<'a>(
     raw: &'a Bytes,
