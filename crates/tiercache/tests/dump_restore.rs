@@ -13,6 +13,14 @@ fn bulk(s: &str) -> Reply {
     Reply::Bulk(Some(s.as_bytes().to_vec()))
 }
 
+/// The error message of `r`, which must be an error.
+fn err(r: Reply) -> String {
+    match r {
+        Reply::Error(e) => e,
+        other => panic!("expected an error, got {other:?}"),
+    }
+}
+
 fn ok(r: Reply) {
     assert_eq!(r, Reply::Simple("OK".into()));
 }
@@ -260,13 +268,30 @@ fn restore(c: &mut Client, key: &str, ttl: i64, payload: &[u8]) -> Reply {
     c.call(&[b"RESTORE", key.as_bytes(), ttl.as_bytes(), payload])
 }
 
-#[test]
-fn values_move_between_redis_and_tiercache_both_ways() {
-    let Some(redis) = RedisServer::start(&[]) else {
-        return;
-    };
+/// A tiercache (in its own data directory), a client, and `k` set to `v`.
+fn one_with_k() -> (tempfile::TempDir, Server, Client) {
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(&dir.path().join("data"));
+    let mut c = server.client();
+    ok(c.call(&[b"SET", b"k", b"v"]));
+    (dir, server, c)
+}
+
+/// A redis-server and a tiercache (in its own data directory); `None`
+/// when redis-server is not installed (said loudly, or a failure under
+/// `TIERCACHE_REQUIRE_BACKENDS=1`).
+fn pair() -> Option<(RedisServer, tempfile::TempDir, Server)> {
+    let redis = RedisServer::start(&[])?;
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("data"));
+    Some((redis, dir, server))
+}
+
+#[test]
+fn values_move_between_redis_and_tiercache_both_ways() {
+    let Some((redis, dir, server)) = pair() else {
+        return;
+    };
     let mut theirs = Client::connect(redis.port());
     let mut ours = server.client();
     let keys = fill(&mut theirs);
@@ -306,11 +331,9 @@ fn values_move_between_redis_and_tiercache_both_ways() {
 
 #[test]
 fn redis_migrate_moves_keys_into_tiercache() {
-    let Some(redis) = RedisServer::start(&[]) else {
+    let Some((redis, _dir, server)) = pair() else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(&dir.path().join("data"));
     let mut theirs = Client::connect(redis.port());
     let mut ours = server.client();
     let keys = fill(&mut theirs);
@@ -366,15 +389,8 @@ fn redis_migrate_moves_keys_into_tiercache() {
 
 #[test]
 fn bad_restores_get_redis_errors_and_change_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(&dir.path().join("data"));
-    let mut c = server.client();
-    ok(c.call(&[b"SET", b"k", b"v"]));
+    let (_dir, _server, mut c) = one_with_k();
     let good = dump(&mut c, "k");
-    let err = |r: Reply| match r {
-        Reply::Error(e) => e,
-        other => panic!("expected an error, got {other:?}"),
-    };
 
     assert_eq!(
         err(c.call(&[b"RESTORE", b"k", b"0", &good])),
@@ -518,14 +534,7 @@ fn migrate_moves_keys_out_of_tiercache() {
 
 #[test]
 fn migrate_reports_unreachable_and_silent_targets() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(&dir.path().join("data"));
-    let mut c = server.client();
-    ok(c.call(&[b"SET", b"k", b"v"]));
-    let err = |r: Reply| match r {
-        Reply::Error(e) => e,
-        other => panic!("expected an error, got {other:?}"),
-    };
+    let (_dir, _server, mut c) = one_with_k();
     // Nothing listens there.
     let closed = support::free_port().to_string();
     assert_eq!(

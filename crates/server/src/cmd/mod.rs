@@ -40,7 +40,7 @@ mod incr;
 pub(crate) mod incrbyfloat;
 mod info;
 mod keys;
-mod keytype;
+pub(crate) mod keytype;
 mod lcs;
 pub mod list;
 mod memory;

@@ -119,7 +119,8 @@ impl fmt::Display for RestoreError {
 /// The `DUMP` payload of a stored value of `kind`; `Err` is the error
 /// reply (a stream, or a value that does not decode).
 pub fn dump(kind: ValueKind, value: &Bytes) -> Result<Vec<u8>, String> {
-    let corrupt = |c| format!("ERR corrupt {} value: {c}", kind_name(kind));
+    let name = crate::cmd::keytype::type_name(kind);
+    let corrupt = |c| format!("ERR corrupt {name} value: {c}");
     let obj = match kind {
         ValueKind::String => Object::String(value.clone()),
         ValueKind::List => Object::List(
@@ -164,17 +165,6 @@ pub fn frame(object: &[u8], version: u16) -> Vec<u8> {
     let mut out = object.to_vec();
     footer(&mut out, version);
     out
-}
-
-fn kind_name(kind: ValueKind) -> &'static str {
-    match kind {
-        ValueKind::String => "string",
-        ValueKind::Hash => "hash",
-        ValueKind::List => "list",
-        ValueKind::Set => "set",
-        ValueKind::ZSet => "zset",
-        ValueKind::Stream => "stream",
-    }
 }
 
 /// The value a `DUMP` payload holds, as this server stores it: its kind
