@@ -636,3 +636,34 @@ fn migrate_never_deletes_a_value_written_while_it_ran() {
         "the newer value stays"
     );
 }
+
+#[test]
+fn a_migrate_waiting_on_its_target_does_not_hold_up_a_transaction() {
+    let (_dir, server, mut a) = one_with_k();
+    let mut b = server.client();
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port().to_string();
+    a.send_raw(&support::command(&[
+        b"MIGRATE",
+        b"127.0.0.1",
+        port.as_bytes(),
+        b"k",
+        b"0",
+        b"3000",
+    ]))
+    .unwrap();
+    let _accepted = silent.accept().unwrap(); // MIGRATE is waiting on it now
+    let started = std::time::Instant::now();
+    ok(b.call(&[b"MULTI"]));
+    b.call(&[b"SET", b"x", b"1"]);
+    assert!(matches!(b.call(&[b"EXEC"]), Reply::Array(Some(_))));
+    assert!(
+        started.elapsed() < std::time::Duration::from_millis(2000),
+        "EXEC waited {:?} for MIGRATE's target",
+        started.elapsed()
+    );
+    assert_eq!(
+        err(a.read().unwrap()),
+        "IOERR error or timeout reading to target instance"
+    );
+}

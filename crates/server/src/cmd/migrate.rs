@@ -8,13 +8,15 @@
 //! Differences from Redis: no connection cache (each `MIGRATE` connects,
 //! so `INFO`'s `migrate_cached_sockets` stays 0, and `SELECT` is always
 //! sent, as Redis sends it on a new connection); the server is not
-//! stopped meanwhile, so a key is deleted only if it still holds the value
-//! that was sent (its cas unique unchanged), never a value written since.
+//! stopped meanwhile (the connection leaves the engine's gate while it
+//! waits on the target, so another client's `EXEC` does not wait for it),
+//! so a key is deleted only if it still holds the value that was sent (its
+//! cas unique unchanged), never a value written since.
 
 use super::{parse_i64, Args, Ctx, Flow, NOT_AN_INTEGER, SYNTAX_ERROR};
 use crate::rdb;
 use crate::resp::reply;
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use std::time::Duration;
 use tiercache_engine::{now_ms, Change};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -78,13 +80,46 @@ fn options<'a>(args: &Args<'a>) -> Result<Options<'a>, &'static str> {
     Ok(o)
 }
 
-fn command(out: &mut Vec<u8>, args: &[&[u8]]) {
-    out.extend_from_slice(format!("*{}\r\n", args.len()).as_bytes());
+/// Appends a request: on the wire, an array of bulk strings, as a reply.
+fn command(out: &mut BytesMut, args: &[&[u8]]) {
+    reply::array(out, args.len());
     for a in args {
-        out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
-        out.extend_from_slice(a);
-        out.extend_from_slice(b"\r\n");
+        reply::bulk(out, a);
     }
+}
+
+/// Why the exchange with the target stopped short, in Redis's words.
+const CONNECT_FAILED: &str = "IOERR error or timeout connecting to the client";
+const WRITE_FAILED: &str = "IOERR error or timeout writing to target instance";
+const READ_FAILED: &str = "IOERR error or timeout reading to target instance";
+
+/// Sends `request` to `addr` and reads up to `expected` reply lines, each
+/// step under `limit`: the lines read (fewer on a read error or timeout),
+/// or the error when nothing could be sent.
+async fn exchange(
+    addr: &str,
+    request: &[u8],
+    expected: usize,
+    limit: Duration,
+) -> Result<Vec<Vec<u8>>, &'static str> {
+    let Ok(Ok(stream)) = timeout(limit, TcpStream::connect(addr)).await else {
+        return Err(CONNECT_FAILED);
+    };
+    let mut stream = BufReader::new(stream);
+    if !matches!(
+        timeout(limit, stream.get_mut().write_all(request)).await,
+        Ok(Ok(()))
+    ) {
+        return Err(WRITE_FAILED);
+    }
+    let mut lines = Vec::new();
+    while lines.len() < expected {
+        match timeout(limit, read_line(&mut stream)).await {
+            Ok(Ok(line)) => lines.push(line),
+            _ => break,
+        }
+    }
+    Ok(lines)
 }
 
 /// One reply line, without its CRLF.
@@ -136,7 +171,7 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         return Flow::Continue;
     }
 
-    let mut request = Vec::new();
+    let mut request = BytesMut::new();
     if let Some((user, pass)) = o.auth {
         match user {
             Some(user) => command(&mut request, &[b"AUTH", user, pass]),
@@ -168,31 +203,28 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         sent.push((key.clone(), e.cas));
     }
 
-    let host = String::from_utf8_lossy(args.get(1)).into_owned();
-    let port = String::from_utf8_lossy(args.get(2)).into_owned();
-    let stream = match timeout(o.timeout, TcpStream::connect(format!("{host}:{port}"))).await {
-        Ok(Ok(s)) => s,
-        _ => {
-            ctx.error("IOERR error or timeout connecting to the client");
+    let addr = format!(
+        "{}:{}",
+        String::from_utf8_lossy(args.get(1)),
+        String::from_utf8_lossy(args.get(2))
+    );
+    let expected = usize::from(o.auth.is_some()) + 1 + sent.len();
+    // Out of the engine's gate while waiting on the network: a slow target
+    // must not hold up another client's `EXEC` (Redis's whole server waits).
+    let gate = ctx.engine.gate();
+    let was_inside = ctx.client.seat.is_inside();
+    gate.leave(&mut ctx.client.seat);
+    let exchanged = exchange(&addr, &request, expected, o.timeout).await;
+    if was_inside {
+        gate.enter(&mut ctx.client.seat).await;
+    }
+    let lines = match exchanged {
+        Ok(lines) => lines,
+        Err(msg) => {
+            ctx.error(msg);
             return Flow::Continue;
         }
     };
-    let mut stream = BufReader::new(stream);
-    if !matches!(
-        timeout(o.timeout, stream.get_mut().write_all(&request)).await,
-        Ok(Ok(()))
-    ) {
-        ctx.error("IOERR error or timeout writing to target instance");
-        return Flow::Continue;
-    }
-    let mut lines = Vec::new();
-    let expected = usize::from(o.auth.is_some()) + 1 + sent.len();
-    while lines.len() < expected {
-        match timeout(o.timeout, read_line(&mut stream)).await {
-            Ok(Ok(line)) => lines.push(line),
-            _ => break,
-        }
-    }
     let first_error = lines
         .iter()
         .find(|l| l.first() == Some(&b'-'))
@@ -221,9 +253,7 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     }
     match first_error {
         Some(e) => ctx.error(&format!("ERR Target instance replied with error: {e}")),
-        None if lines.len() < expected => {
-            ctx.error("IOERR error or timeout reading to target instance")
-        }
+        None if lines.len() < expected => ctx.error(READ_FAILED),
         None => reply::ok(ctx.out),
     }
     Flow::Continue
