@@ -14,10 +14,14 @@
 //!
 //! The indexes live in a small table per thread (no lock on the request
 //! path; a server runs one or two worker threads), most recently used
-//! first. Each entry holds a clone of the value it indexes: the buffer
+//! first. Each index holds a clone of the value it indexes: the buffer
 //! stays allocated, so its address and length name it (no other value can
 //! take its place), at the price of keeping a replaced value alive until
-//! its index is dropped (a table holds at most [`SLOTS`] of them).
+//! its index is dropped: a table holds at most [`SLOTS`] indexes and pins
+//! at most [`PINNED_MAX`] bytes of values. Values seen once are only
+//! remembered by address and length, unpinned: if another value takes
+//! the same place, the worst that happens is an index built one read
+//! early, of the value actually read.
 //!
 //! Not here: writes still scan and copy (`Hash::set_stored` and the
 //! like); a collection that is written as often as it is read gains
@@ -31,8 +35,13 @@ use std::cell::RefCell;
 /// as Redis's lookup (BENCHMARKS.md, session 38).
 pub const MIN_ITEMS: usize = 1024;
 
-/// Indexes kept (and values pinned) at most.
+/// Indexes kept (and values pinned) at most, and values remembered as
+/// seen once.
 const SLOTS: usize = 16;
+
+/// Bytes of values the indexes of one thread may keep alive; the least
+/// recently used indexes go first (the newest is always kept).
+pub const PINNED_MAX: usize = 64 << 20;
 
 /// The answer of an indexed lookup.
 pub enum Lookup {
@@ -57,8 +66,8 @@ struct Indexes {
     hasher: ahash::RandomState,
     /// Most recently used first.
     built: Vec<Index>,
-    /// Values looked up once, not yet indexed (pinned, like `built`).
-    seen: Vec<Bytes>,
+    /// Values looked up once, not yet indexed: address and length.
+    seen: Vec<(usize, usize)>,
 }
 
 thread_local! {
@@ -69,8 +78,8 @@ thread_local! {
     });
 }
 
-fn same_value(a: &Bytes, b: &Bytes) -> bool {
-    a.as_ptr() == b.as_ptr() && a.len() == b.len()
+fn name(value: &Bytes) -> (usize, usize) {
+    (value.as_ptr() as usize, value.len())
 }
 
 /// Looks `key` up in the stored collection `raw` of `count` entries of
@@ -94,12 +103,12 @@ fn lookup_in(
     let at = match all
         .built
         .iter()
-        .position(|i| same_value(&i.value, raw) && i.width == width)
+        .position(|i| name(&i.value) == name(raw) && i.width == width)
     {
         Some(at) => at,
         None => {
-            let Some(seen) = all.seen.iter().position(|v| same_value(v, raw)) else {
-                all.seen.insert(0, raw.clone());
+            let Some(seen) = all.seen.iter().position(|&v| v == name(raw)) else {
+                all.seen.insert(0, name(raw));
                 all.seen.truncate(SLOTS);
                 return Ok(Lookup::Scan);
             };
@@ -107,6 +116,7 @@ fn lookup_in(
             let index = build(raw, width, count, &hasher)?;
             all.built.insert(0, index);
             all.built.truncate(SLOTS);
+            keep_within(&mut all.built, PINNED_MAX);
             0
         }
     };
@@ -115,6 +125,21 @@ fn lookup_in(
         all.built.insert(0, index);
     }
     probe(&all.built[0], key, &hasher)
+}
+
+/// Drops the least recently used indexes (the last) until the values the
+/// rest pin add up to at most `max` bytes; the first is always kept.
+fn keep_within(built: &mut Vec<Index>, max: usize) {
+    let mut pinned = 0;
+    let mut keep = 0;
+    for (n, i) in built.iter().enumerate() {
+        pinned += i.value.len();
+        if n > 0 && pinned > max {
+            break;
+        }
+        keep = n + 1;
+    }
+    built.truncate(keep);
 }
 
 fn build(
@@ -222,6 +247,24 @@ mod tests {
             Some(b"v1".to_vec()),
             "the old value's index"
         );
+    }
+
+    #[test]
+    fn indexes_pin_a_bounded_number_of_bytes() {
+        let index = |len: usize| Index {
+            value: Bytes::from(vec![0u8; len]),
+            width: 1,
+            table: vec![0; 2],
+        };
+        let mut built = vec![index(50), index(30), index(30), index(10)];
+        keep_within(&mut built, 100);
+        assert_eq!(
+            built.iter().map(|i| i.value.len()).collect::<Vec<_>>(),
+            [50, 30]
+        );
+        let mut one_big = vec![index(500), index(1)];
+        keep_within(&mut one_big, 100);
+        assert_eq!(one_big.len(), 1, "the newest stays, whatever its size");
     }
 
     #[test]

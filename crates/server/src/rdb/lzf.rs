@@ -8,8 +8,13 @@
 
 /// The `out_len` bytes that `input` decompresses to; `None` when `input`
 /// is not a valid LZF stream of exactly that many bytes. The caller
-/// bounds `out_len` (it is allocated up front).
+/// bounds `out_len`; the claimed length is not allocated up front beyond
+/// what `input` could expand to (a 3-byte back reference makes at most
+/// 264 bytes).
 pub fn decompress(input: &[u8], out_len: usize) -> Option<Vec<u8>> {
+    if out_len / 88 > input.len() {
+        return None; // more than any LZF stream of this size makes
+    }
     let mut out = Vec::with_capacity(out_len);
     let mut i = 0;
     while i < input.len() {
