@@ -82,5 +82,8 @@ mod tests {
             None,
             "reference cut short"
         );
+        // A claim no stream of 6 bytes can meet is refused before any
+        // allocation for it.
+        assert_eq!(decompress(&input, 1 << 40), None, "claims a terabyte");
     }
 }
