@@ -58,57 +58,27 @@ trap 'kill $tc_pid $redis_pid 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXI
 wait_for_port "$tc_port"
 wait_for_port "$redis_port"
 
+# send PORT: the inline commands on stdin (one per CRLF-ended line), in
+# one pipeline; returns once every reply is in (redis-cli --pipe).
+send() { redis-cli -p "$1" --pipe >/dev/null; }
+
 # fill_stream PORT N: a stream "s" of N entries with IDs 1-0 .. N-0.
 fill_stream() {
-  python3 - "$1" "$2" <<'PY'
-import socket, sys
-port, n = int(sys.argv[1]), int(sys.argv[2])
-s = socket.create_connection(("127.0.0.1", port))
-def cmd(*a):
-    return b"*%d\r\n" % len(a) + b"".join(b"$%d\r\n%s\r\n" % (len(x), x) for x in a)
-batch = 1000
-for start in range(1, n + 1, batch):
-    end = min(start + batch, n + 1)
-    s.sendall(b"".join(cmd(b"XADD", b"s", b"%d-0" % i, b"field", b"value") for i in range(start, end)))
-    got, want = b"", end - start
-    while got.count(b"\r\n") < want:
-        got += s.recv(1 << 20)
-PY
+  seq 1 "$2" | awk '{ printf "XADD s %d-0 field value\r\n", $1 }' | send "$1"
 }
 
 # fill_members PORT: a hash "h", a set "s", a sorted set "z" and a hash of
 # counters "n" of the 1,000 members redis-benchmark's -r 1000 names
 # (__rand_int__ is 12 digits).
 fill_members() {
-  python3 - "$1" <<'PY'
-import socket, sys
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-def cmd(*a):
-    return b"*%d\r\n" % len(a) + b"".join(b"$%d\r\n%s\r\n" % (len(x), x) for x in a)
-out = []
-for i in range(1000):
-    n = b"%012d" % i
-    out += [cmd(b"HSET", b"h", b"field:" + n, b"v"), cmd(b"SADD", b"s", b"member:" + n),
-            cmd(b"ZADD", b"z", b"%d" % i, b"member:" + n), cmd(b"HSET", b"n", b"field:" + n, b"0")]
-s.sendall(b"".join(out))
-got = b""
-while got.count(b"\r\n") < len(out):
-    got += s.recv(1 << 20)
-PY
+  seq 0 999 | awk '{ m = sprintf("%012d", $1)
+    printf "HSET h field:%s v\r\nSADD s member:%s\r\n", m, m
+    printf "ZADD z %d member:%s\r\nHSET n field:%s 0\r\n", $1, m, m }' | send "$1"
 }
 
 # fill_big_hash PORT: a hash "g" of the 60,000 fields -r 60000 names.
 fill_big_hash() {
-  python3 - "$1" <<'PY'
-import socket, sys
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-def cmd(*a):
-    return b"*%d\r\n" % len(a) + b"".join(b"$%d\r\n%s\r\n" % (len(x), x) for x in a)
-s.sendall(b"".join(cmd(b"HSET", b"g", b"field:%012d" % i, b"v") for i in range(60000)))
-got = b""
-while got.count(b"\r\n") < 60000:
-    got += s.recv(1 << 20)
-PY
+  seq 0 59999 | awk '{ printf "HSET g field:%012d v\r\n", $1 }' | send "$1"
 }
 
 # setup WORKLOAD PORT: the data the workload starts from.
