@@ -38,6 +38,10 @@ pub struct ServerConfig {
     /// [`BusyPoll`], which keeps the thread polling for its window instead
     /// of sleeping between requests (give every listener a clone of one).
     pub busy_poll: Option<Arc<BusyPoll>>,
+    /// Notified by a client's `SHUTDOWN`: the process that embeds the
+    /// server stops it (as on SIGTERM) when told. `None`: `SHUTDOWN` is
+    /// refused with an error.
+    pub shutdown_request: Option<Arc<tokio::sync::Notify>>,
 }
 
 impl Default for ServerConfig {
@@ -51,6 +55,7 @@ impl Default for ServerConfig {
             shutdown_grace: Duration::from_secs(30),
             shared_client_slots: None,
             busy_poll: None,
+            shutdown_request: None,
         }
     }
 }

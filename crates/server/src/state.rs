@@ -46,6 +46,8 @@ pub struct ServerState {
     /// Error replies sent, by error code (`INFO errorstats`).
     errors: Mutex<BTreeMap<String, u64>>,
     next_client_id: AtomicU64,
+    /// `SAVE`/`BGSAVE` bookkeeping (`LASTSAVE`, `INFO persistence`).
+    pub saves: Arc<crate::cmd::save::Saves>,
 }
 
 /// The most error codes `INFO errorstats` tracks (Redis's
@@ -123,6 +125,7 @@ impl ServerState {
             tunables: Mutex::new(BTreeMap::new()),
             errors: Mutex::new(BTreeMap::new()),
             next_client_id: AtomicU64::new(1),
+            saves: Default::default(),
         }
     }
 
@@ -562,4 +565,11 @@ pub fn fingerprint(value: &[u8]) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     value.hash(&mut h);
     h.finish()
+}
+
+/// Seconds since the Unix epoch.
+pub fn unix_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }

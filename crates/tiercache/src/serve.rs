@@ -176,6 +176,7 @@ async fn serve(config: Config, data_dir: PathBuf, workers: usize) -> Result<(), 
     let resp = resolve(&config.server.resp)?;
     let memcache = resolve(&config.server.memcache)?;
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let shutdown_request = Arc::new(tokio::sync::Notify::new());
     let mut servers = tokio::task::JoinSet::new();
     let server_config = ServerConfig {
         limits: server::Limits {
@@ -196,6 +197,8 @@ async fn serve(config: Config, data_dir: PathBuf, workers: usize) -> Result<(), 
             tracing::info!(?window, "busy polling after requests");
             server::BusyPoll::start(window)
         }),
+        // A client's `SHUTDOWN` stops the process as SIGTERM does.
+        shutdown_request: Some(shutdown_request.clone()),
         ..Default::default()
     };
     let busy_poll = server_config.busy_poll.clone(); // for /metrics
@@ -287,7 +290,10 @@ async fn serve(config: Config, data_dir: PathBuf, workers: usize) -> Result<(), 
         tracing::warn!("every listener is off; serving nothing until stopped");
     }
     tracing::info!(data_dir = %data_dir.display(), "tiercache ready");
-    stop_signal.wait().await;
+    tokio::select! {
+        _ = stop_signal.wait() => {}
+        _ = shutdown_request.notified() => {}
+    }
     tracing::info!("shutting down: no new connections, finishing in-flight requests");
     let _ = stop_tx.send(true);
     while let Some(r) = servers.join_next().await {

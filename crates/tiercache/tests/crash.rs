@@ -1,6 +1,6 @@
 //! Durability of the real server: SIGKILL mid-load loses no acknowledged
-//! write (nor an acknowledged transaction); SIGTERM flushes everything to
-//! SQLite and exits 0.
+//! write (nor an acknowledged transaction); SIGTERM, and a client's
+//! `SHUTDOWN`, flush everything to SQLite and exit 0.
 
 mod support;
 
@@ -150,6 +150,44 @@ fn sigterm_flushes_to_sqlite_and_exits_zero() {
         .map(|e| e.unwrap().metadata().unwrap().len())
         .sum();
     assert_eq!(journal, 0, "nothing left to replay after a clean shutdown");
+}
+
+#[test]
+fn shutdown_command_flushes_to_sqlite_and_exits_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let server = Server::start(&data);
+    let mut client = server.client();
+    for i in 0..100u64 {
+        let r = client.call(&[b"SET", format!("key:{i}").as_bytes(), &value_of(i)]);
+        assert_eq!(r, Reply::Simple("OK".into()));
+    }
+    // Not inside a transaction; bad options are refused and change nothing.
+    assert_eq!(client.call(&[b"MULTI"]), Reply::Simple("OK".into()));
+    let r = client.call(&[b"SHUTDOWN"]);
+    assert_eq!(
+        r,
+        Reply::Error("ERR Command not allowed inside a transaction".into())
+    );
+    assert!(matches!(client.call(&[b"EXEC"]), Reply::Error(e) if e.starts_with("EXECABORT")));
+    let r = client.call(&[b"SHUTDOWN", b"NOSAVE", b"SAVE"]);
+    assert_eq!(r, Reply::Error("ERR syntax error".into()));
+    assert_eq!(client.call(&[b"PING"]), Reply::Simple("PONG".into()));
+    // Success: no reply, the connection closes and the process exits.
+    client.send_raw(&command(&[b"SHUTDOWN"])).unwrap();
+    assert!(
+        client.read().is_err(),
+        "the connection closes without a reply"
+    );
+    let status = server.wait_exit(Duration::from_secs(10));
+    assert!(status.success(), "exit status {status:?}");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        use tiercache::Store;
+        let store = tiercache::stores::SqliteStore::open("check", &data.join("tiercache.db"), "kv")
+            .unwrap();
+        assert_eq!(store.count().await.unwrap(), 100, "flushed before exiting");
+    });
 }
 
 #[test]

@@ -1,9 +1,10 @@
 //! `COMMAND`, `COMMAND COUNT`, `COMMAND INFO [name ...]`, `COMMAND LIST`,
-//! `COMMAND DOCS [name ...]`: enough for `redis-cli` and client libraries
-//! that introspect the server at start.
+//! `COMMAND DOCS [name ...]`, `COMMAND GETKEYS command [arg ...]`: enough
+//! for `redis-cli`, client libraries that introspect the server at start,
+//! and cluster clients that ask where a request's keys are.
 
 use super::{
-    arity_error, docs, lookup, unknown_subcommand, Args, CommandSpec, Ctx, Flow, COMMANDS,
+    arity_error, docs, getkeys, lookup, unknown_subcommand, Args, CommandSpec, Ctx, Flow, COMMANDS,
 };
 use crate::resp::{reply, Proto};
 use bytes::BytesMut;
@@ -59,10 +60,43 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
                 None => reply::map(ctx.out, 0, p),
             }
         }
+    } else if args.is(1, "getkeys") {
+        get_keys(args, ctx);
     } else {
         reply::error(ctx.out, &unknown_subcommand(args.get(1), "command"));
     }
     Flow::Continue
+}
+
+/// `COMMAND GETKEYS`, with Redis's checks in Redis's order.
+fn get_keys(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) {
+    if args.len() < 4 {
+        reply::error(ctx.out, &arity_error("command|getkeys"));
+        return;
+    }
+    let argv = getkeys::argv(args);
+    let Some(spec) = lookup(argv[0]) else {
+        reply::error(ctx.out, "ERR Invalid command specified");
+        return;
+    };
+    let n = argv.len() as i32;
+    let has_keys = spec.first_key != 0 || spec.flags.contains(&"movablekeys");
+    if has_keys && ((spec.arity > 0 && n != spec.arity) || n < -spec.arity) {
+        reply::error(
+            ctx.out,
+            "ERR Invalid number of arguments specified for command",
+        );
+        return;
+    }
+    match getkeys::key_positions(spec, &argv) {
+        Ok(positions) => {
+            reply::array(ctx.out, positions.len());
+            for i in positions {
+                reply::bulk(ctx.out, argv[i]);
+            }
+        }
+        Err(msg) => reply::error(ctx.out, msg),
+    }
 }
 
 /// Redis 7's ten-field command info; the last four (ACL categories, tips,

@@ -44,6 +44,25 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
             ]),
         ])),
     ])),
+    ("bgsave", M(&[
+        ("summary", S("Asynchronously save the dataset to disk")),
+        ("since", S("1.0.0")),
+        ("group", S("server")),
+        ("complexity", S("O(1)")),
+        ("history", T(&[A(&[
+                S("3.2.2"),
+                S("Added the `SCHEDULE` option."),
+            ])])),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("schedule")),
+                ("type", S("pure-token")),
+                ("token", S("SCHEDULE")),
+                ("since", S("3.2.2")),
+                ("flags", T(&[P("optional")])),
+            ]),
+        ])),
+    ])),
     ("blmove", M(&[
         ("summary", S("Pop an element from a list, push it to another list and return it; or block until one is available")),
         ("since", S("6.2.0")),
@@ -1219,6 +1238,12 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
             ]),
         ])),
     ])),
+    ("lastsave", M(&[
+        ("summary", S("Get the UNIX time stamp of the last successful save to disk")),
+        ("since", S("1.0.0")),
+        ("group", S("server")),
+        ("complexity", S("O(1)")),
+    ])),
     ("lcs", M(&[
         ("summary", S("Find longest common substring")),
         ("since", S("7.0.0")),
@@ -2269,6 +2294,12 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
             ]),
         ])),
     ])),
+    ("save", M(&[
+        ("summary", S("Synchronously save the dataset to disk")),
+        ("since", S("1.0.0")),
+        ("group", S("server")),
+        ("complexity", S("O(N) where N is the total number of keys in all databases")),
+    ])),
     ("scan", M(&[
         ("summary", S("Incrementally iterate the keys space")),
         ("since", S("2.8.0")),
@@ -2534,6 +2565,56 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
             ]),
         ])),
     ])),
+    ("shutdown", M(&[
+        ("summary", S("Synchronously save the dataset to disk and then shut down the server")),
+        ("since", S("1.0.0")),
+        ("group", S("server")),
+        ("complexity", S("O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)")),
+        ("history", T(&[A(&[
+                S("7.0.0"),
+                S("Added the `NOW`, `FORCE` and `ABORT` modifiers."),
+            ])])),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("nosave_save")),
+                ("type", S("oneof")),
+                ("flags", T(&[P("optional")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("nosave")),
+                        ("type", S("pure-token")),
+                        ("token", S("NOSAVE")),
+                    ]),
+                    M(&[
+                        ("name", S("save")),
+                        ("type", S("pure-token")),
+                        ("token", S("SAVE")),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("now")),
+                ("type", S("pure-token")),
+                ("token", S("NOW")),
+                ("since", S("7.0.0")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("force")),
+                ("type", S("pure-token")),
+                ("token", S("FORCE")),
+                ("since", S("7.0.0")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("abort")),
+                ("type", S("pure-token")),
+                ("token", S("ABORT")),
+                ("since", S("7.0.0")),
+                ("flags", T(&[P("optional")])),
+            ]),
+        ])),
+    ])),
     ("sinter", M(&[
         ("summary", S("Intersect multiple sets")),
         ("since", S("1.0.0")),
@@ -2658,6 +2739,145 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
             M(&[
                 ("name", S("member")),
                 ("type", S("string")),
+            ]),
+        ])),
+    ])),
+    ("sort", M(&[
+        ("summary", S("Sort the elements in a list, set or sorted set")),
+        ("since", S("1.0.0")),
+        ("group", S("generic")),
+        ("complexity", S("O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N).")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("pattern")),
+                ("type", S("pattern")),
+                ("key_spec_index", I(1)),
+                ("token", S("BY")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("offset_count")),
+                ("type", S("block")),
+                ("token", S("LIMIT")),
+                ("flags", T(&[P("optional")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("offset")),
+                        ("type", S("integer")),
+                    ]),
+                    M(&[
+                        ("name", S("count")),
+                        ("type", S("integer")),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("pattern")),
+                ("type", S("pattern")),
+                ("key_spec_index", I(1)),
+                ("token", S("GET")),
+                ("flags", T(&[P("optional"), P("multiple"), P("multiple_token")])),
+            ]),
+            M(&[
+                ("name", S("order")),
+                ("type", S("oneof")),
+                ("flags", T(&[P("optional")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("asc")),
+                        ("type", S("pure-token")),
+                        ("token", S("ASC")),
+                    ]),
+                    M(&[
+                        ("name", S("desc")),
+                        ("type", S("pure-token")),
+                        ("token", S("DESC")),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("sorting")),
+                ("type", S("pure-token")),
+                ("token", S("ALPHA")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("destination")),
+                ("type", S("key")),
+                ("key_spec_index", I(2)),
+                ("token", S("STORE")),
+                ("flags", T(&[P("optional")])),
+            ]),
+        ])),
+    ])),
+    ("sort_ro", M(&[
+        ("summary", S("Sort the elements in a list, set or sorted set. Read-only variant of SORT.")),
+        ("since", S("7.0.0")),
+        ("group", S("generic")),
+        ("complexity", S("O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N).")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("pattern")),
+                ("type", S("pattern")),
+                ("key_spec_index", I(1)),
+                ("token", S("BY")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("offset_count")),
+                ("type", S("block")),
+                ("token", S("LIMIT")),
+                ("flags", T(&[P("optional")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("offset")),
+                        ("type", S("integer")),
+                    ]),
+                    M(&[
+                        ("name", S("count")),
+                        ("type", S("integer")),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("pattern")),
+                ("type", S("pattern")),
+                ("key_spec_index", I(1)),
+                ("token", S("GET")),
+                ("flags", T(&[P("optional"), P("multiple"), P("multiple_token")])),
+            ]),
+            M(&[
+                ("name", S("order")),
+                ("type", S("oneof")),
+                ("flags", T(&[P("optional")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("asc")),
+                        ("type", S("pure-token")),
+                        ("token", S("ASC")),
+                    ]),
+                    M(&[
+                        ("name", S("desc")),
+                        ("type", S("pure-token")),
+                        ("token", S("DESC")),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("sorting")),
+                ("type", S("pure-token")),
+                ("token", S("ALPHA")),
+                ("flags", T(&[P("optional")])),
             ]),
         ])),
     ])),

@@ -11,6 +11,7 @@
 use crate::resp::{reply, Proto};
 use crate::state::{ClientState, ServerState};
 use bytes::{Bytes, BytesMut};
+use std::sync::Arc;
 use tiercache_engine::{Engine, EngineError, Entry, Session, Update, ValueKind};
 
 mod append;
@@ -34,6 +35,7 @@ mod flushall;
 mod function;
 mod get;
 mod getex;
+mod getkeys;
 pub mod hash;
 mod hello;
 mod incr;
@@ -57,10 +59,12 @@ mod range;
 mod rename;
 mod reset;
 mod sampling;
+pub(crate) mod save;
 mod scan;
 mod select;
 pub(crate) mod set;
 pub mod sets;
+mod sort;
 pub mod stream;
 mod table;
 mod time;
@@ -149,8 +153,9 @@ pub enum Flow {
 pub struct Ctx<'a, 'e> {
     /// The batch's session: every write in it is committed before replying.
     pub session: &'a mut Session<'e>,
-    /// The engine, for what is not per session (stats).
-    pub engine: &'e Engine,
+    /// The engine, for what is not per session (stats), shared so that
+    /// work may outlive the request (`BGSAVE`).
+    pub engine: &'e Arc<Engine>,
     /// The connection's output buffer.
     pub out: &'a mut BytesMut,
     /// This connection's state (id, protocol, authentication).
@@ -279,6 +284,14 @@ pub async fn execute(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         reject(ctx, Some(index), &msg);
         return Flow::Continue;
     }
+    if ctx.client.tx.is_some() && spec.flags.contains(&"no_multi") {
+        reject(
+            ctx,
+            Some(index),
+            "ERR Command not allowed inside a transaction",
+        );
+        return Flow::Continue;
+    }
     if ctx.client.tx.is_some() && !multi::runs_in_multi(spec.cmd) {
         return multi::queue(args, ctx);
     }
@@ -328,6 +341,12 @@ pub async fn execute(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Cmd::Dump => dump::dump(args, ctx).await,
         Cmd::Restore => dump::restore(args, ctx).await,
         Cmd::Migrate => migrate::run(args, ctx).await,
+        Cmd::Sort => sort::run(args, ctx, false).await,
+        Cmd::Save => save::save(args, ctx).await,
+        Cmd::BgSave => save::bgsave(args, ctx).await,
+        Cmd::LastSave => save::lastsave(args, ctx).await,
+        Cmd::Shutdown => save::shutdown(args, ctx).await,
+        Cmd::SortRo => sort::run(args, ctx, true).await,
         Cmd::RandomKey => randomkey::run(args, ctx).await,
         Cmd::Time => time::run(args, ctx).await,
         Cmd::Keys => keys::run(args, ctx).await,

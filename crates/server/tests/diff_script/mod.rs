@@ -7,12 +7,14 @@ mod hash;
 mod list;
 mod multi;
 mod set;
+mod sort;
 mod stream;
 mod zset;
 pub use hash::hash_script;
 pub use list::list_script;
 pub use multi::transactions_script;
 pub use set::set_script;
+pub use sort::sort_script;
 pub use stream::stream_script;
 pub use zset::zset_script;
 

@@ -160,13 +160,19 @@ impl Server {
     }
 
     /// SIGTERM, then waits up to `limit` for the exit status.
-    pub fn sigterm(mut self, limit: Duration) -> ExitStatus {
+    pub fn sigterm(self, limit: Duration) -> ExitStatus {
         let pid = self.child.id().to_string();
         assert!(Command::new("kill")
             .args(["-TERM", &pid])
             .status()
             .unwrap()
             .success());
+        self.wait_exit(limit)
+    }
+
+    /// Waits up to `limit` for the process to exit (killing it, and
+    /// failing, past that).
+    pub fn wait_exit(mut self, limit: Duration) -> ExitStatus {
         let deadline = Instant::now() + limit;
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
@@ -174,7 +180,7 @@ impl Server {
             }
             if Instant::now() > deadline {
                 let _ = self.child.kill();
-                panic!("tiercache did not exit within {limit:?} of SIGTERM");
+                panic!("tiercache did not exit within {limit:?}");
             }
             std::thread::sleep(Duration::from_millis(20));
         }

@@ -1,0 +1,169 @@
+//! `SAVE`, `BGSAVE [SCHEDULE]`, `LASTSAVE` and `SHUTDOWN`.
+//!
+//! tiercache has no snapshot file: every acknowledged write is already in
+//! a journal or a store. What a save means here is the write-back flush:
+//! `SAVE` returns once every write-back namespace's stores hold everything
+//! written before it ([`Engine::flush`](tiercache_engine::Engine::flush)),
+//! `BGSAVE` starts that flush and replies at once. `SHUTDOWN` asks the
+//! embedding process to stop as on SIGTERM, which flushes too; `NOSAVE`
+//! cannot skip that, since the journal keeps what is not flushed anyway.
+
+use super::{engine_error_message, Args, Ctx, Flow, SYNTAX_ERROR};
+use crate::resp::reply;
+use crate::state::unix_secs;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// Save bookkeeping (`LASTSAVE`, `INFO persistence`).
+#[derive(Debug)]
+pub struct Saves {
+    /// Unix time (seconds) of the last successful save, or of the start.
+    last_save: AtomicU64,
+    in_progress: AtomicBool,
+    last_failed: AtomicBool,
+}
+
+impl Default for Saves {
+    fn default() -> Self {
+        Saves {
+            last_save: AtomicU64::new(unix_secs()),
+            in_progress: AtomicBool::new(false),
+            last_failed: AtomicBool::new(false),
+        }
+    }
+}
+
+impl Saves {
+    /// Unix time of the last successful save (or of the start).
+    pub fn last_save(&self) -> u64 {
+        self.last_save.load(Ordering::Relaxed)
+    }
+
+    /// True while a `BGSAVE` runs.
+    pub fn in_progress(&self) -> bool {
+        self.in_progress.load(Ordering::Relaxed)
+    }
+
+    /// True when the last save failed.
+    pub fn last_failed(&self) -> bool {
+        self.last_failed.load(Ordering::Relaxed)
+    }
+
+    fn finished(&self, ok: bool) {
+        if ok {
+            self.last_save.store(unix_secs(), Ordering::Relaxed);
+        }
+        self.last_failed.store(!ok, Ordering::Relaxed);
+    }
+}
+
+const IN_PROGRESS: &str = "ERR Background save already in progress";
+
+/// `SAVE`.
+pub async fn save(_args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
+    let saves = &ctx.server.saves;
+    if saves.in_progress() {
+        ctx.error(IN_PROGRESS);
+        return Flow::Continue;
+    }
+    match ctx.engine.flush().await {
+        Ok(()) => {
+            saves.finished(true);
+            reply::ok(ctx.out);
+        }
+        Err(e) => {
+            saves.finished(false);
+            ctx.error(&engine_error_message(&e));
+        }
+    }
+    Flow::Continue
+}
+
+/// `BGSAVE [SCHEDULE]`.
+pub async fn bgsave(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
+    if args.len() > 2 || (args.len() == 2 && !args.is(1, "schedule")) {
+        ctx.error(SYNTAX_ERROR);
+        return Flow::Continue;
+    }
+    let saves = ctx.server.saves.clone();
+    if saves.in_progress.swap(true, Ordering::AcqRel) {
+        ctx.error(IN_PROGRESS);
+        return Flow::Continue;
+    }
+    let engine = ctx.engine.clone();
+    tokio::spawn(async move {
+        let result = engine.flush().await;
+        if let Err(e) = &result {
+            tracing::error!(error = %e, "BGSAVE: the write-back flush failed");
+        }
+        saves.finished(result.is_ok());
+        saves.in_progress.store(false, Ordering::Release);
+    });
+    // Inside EXEC Redis defers the save and says so; the flush here runs
+    // beside the transaction either way.
+    let said = if ctx.client.in_exec {
+        "Background saving scheduled"
+    } else {
+        "Background saving started"
+    };
+    reply::simple(ctx.out, said);
+    Flow::Continue
+}
+
+/// `LASTSAVE`.
+pub async fn lastsave(_args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
+    reply::integer(ctx.out, ctx.server.saves.last_save() as i64);
+    Flow::Continue
+}
+
+/// `SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]`: on success the
+/// connection closes without a reply, as Redis's does.
+pub async fn shutdown(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
+    let (mut nosave, mut save, mut abort, mut other) = (false, false, false, false);
+    for i in 1..args.len() {
+        if args.is(i, "nosave") {
+            nosave = true;
+        } else if args.is(i, "save") {
+            save = true;
+        } else if args.is(i, "now") || args.is(i, "force") {
+            other = true;
+        } else if args.is(i, "abort") {
+            abort = true;
+        } else {
+            ctx.error(SYNTAX_ERROR);
+            return Flow::Continue;
+        }
+    }
+    if (abort && (nosave || save || other)) || (nosave && save) {
+        ctx.error(SYNTAX_ERROR);
+        return Flow::Continue;
+    }
+    if abort {
+        // A shutdown here never waits (for replicas): none to abort.
+        ctx.error("ERR No shutdown in progress.");
+        return Flow::Continue;
+    }
+    let Some(request) = &ctx.server.config.shutdown_request else {
+        ctx.error("ERR SHUTDOWN is not enabled on this listener");
+        return Flow::Continue;
+    };
+    tracing::info!(client = ctx.client.id, "SHUTDOWN requested by a client");
+    request.notify_one();
+    Flow::Close
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_save_keeps_the_last_good_time() {
+        let saves = Saves::default();
+        saves.last_save.store(5, Ordering::Relaxed);
+        saves.finished(false);
+        assert_eq!(saves.last_save(), 5);
+        assert!(saves.last_failed());
+        saves.finished(true);
+        assert!(saves.last_save() > 5);
+        assert!(!saves.last_failed());
+    }
+}
