@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{Reply, TestServer};
+use common::{Client, Reply, TestServer};
 use std::collections::HashMap;
 
 fn int(r: Reply) -> i64 {
@@ -640,5 +640,42 @@ async fn commands_are_counted_per_command_until_resetstat() {
         .contains("cmdstat_get:calls=1,"));
     c.cmd(&["CONFIG", "RESETSTAT"]).await;
     assert_eq!(cmdstat(&mut c, "get").await, None);
+    server.shutdown().await;
+}
+
+/// `used_cpu_user:<seconds>` of `INFO cpu`.
+async fn cpu_user(c: &mut Client) -> f64 {
+    let info = c.cmd(&["INFO", "cpu"]).await.text();
+    let line = info
+        .lines()
+        .find_map(|l| l.strip_prefix("used_cpu_user:"))
+        .unwrap_or_else(|| panic!("no used_cpu_user in {info}"));
+    line.parse().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn info_cpu_reports_the_process_cpu_time() {
+    let server = TestServer::start().await;
+    let mut c = server.client().await;
+    let before = cpu_user(&mut c).await;
+    // Burn some user time in this process (the server runs in it).
+    let start = std::time::Instant::now();
+    let mut x = 0u64;
+    while start.elapsed() < std::time::Duration::from_millis(300) {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+    }
+    std::hint::black_box(x);
+    let after = cpu_user(&mut c).await;
+    assert!(after >= before + 0.1, "user CPU {before} -> {after}");
+    // In the default set and in `all`, once each, as in Redis.
+    for args in [&["INFO"][..], &["INFO", "all"], &["INFO", "cpu", "default"]] {
+        let info = c.cmd(args).await.text();
+        assert_eq!(
+            info.matches("used_cpu_user_children:").count(),
+            1,
+            "{args:?}"
+        );
+        assert!(info.contains("master_repl_offset:0"), "{args:?}");
+    }
     server.shutdown().await;
 }

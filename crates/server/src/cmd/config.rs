@@ -126,7 +126,10 @@ fn params(ctx: &Ctx<'_, '_>) -> Vec<(&'static str, String, Set)> {
             Set::OneOf(&["always", "everysec", "no"]),
         ),
         ("databases", "1".into(), Set::Immutable),
-        ("port", ctx.server.port.to_string(), Set::Immutable),
+        ("port", ctx.server.port.to_string(), Set::Int),
+        ("daemonize", "no".into(), Set::Immutable),
+        ("replicaof", String::new(), Set::Same),
+        ("slaveof", String::new(), Set::Same),
         (
             "proto-max-bulk-len",
             config.limits.max_bulk_len.to_string(),
@@ -194,8 +197,31 @@ fn get(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) {
 
 fn set(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) {
     let params = params(ctx);
-    let mut changes: Vec<(Set, &[u8])> = Vec::new();
+    // Names first, as Redis: an unknown or repeated name is reported
+    // before any value is looked at.
     let mut seen: Vec<&str> = Vec::new();
+    for i in (2..args.len()).step_by(2) {
+        let found = params
+            .iter()
+            .find(|(name, _, _)| args.get(i).eq_ignore_ascii_case(name.as_bytes()));
+        match found {
+            None => {
+                let msg = format!(
+                    "ERR Unknown option or number of arguments for CONFIG SET - '{}'",
+                    args.text(i)
+                );
+                return reply::error(ctx.out, &msg);
+            }
+            Some((name, _, _)) if seen.contains(name) => {
+                let msg = format!(
+                    "ERR CONFIG SET failed (possibly related to argument '{name}') - duplicate parameter"
+                );
+                return reply::error(ctx.out, &msg);
+            }
+            Some((name, _, _)) => seen.push(name),
+        }
+    }
+    let mut changes: Vec<(Set, &[u8])> = Vec::new();
     for i in (2..args.len()).step_by(2) {
         let Some((name, current, how)) = params
             .iter()
@@ -216,10 +242,6 @@ fn set(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) {
                 &format!("ERR CONFIG SET failed (possibly related to argument '{name}') - {msg}"),
             );
         };
-        if seen.contains(name) {
-            return fail(ctx, "duplicate parameter");
-        }
-        seen.push(name);
         let value = args.get(i + 1);
         let text = String::from_utf8_lossy(value);
         let fixed = "tiercache cannot change this at run time (set it in the configuration file)";

@@ -3054,6 +3054,20 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
         ("group", S("server")),
         ("complexity", S("O(1)")),
     ])),
+    ("touch", M(&[
+        ("summary", S("Alters the last access time of a key(s). Returns the number of existing keys specified.")),
+        ("since", S("3.2.1")),
+        ("group", S("generic")),
+        ("complexity", S("O(N) where N is the number of keys that will be touched.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+                ("flags", T(&[P("multiple")])),
+            ]),
+        ])),
+    ])),
     ("ttl", M(&[
         ("summary", S("Get the time to live for a key in seconds")),
         ("since", S("1.0.0")),

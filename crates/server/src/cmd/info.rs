@@ -10,18 +10,33 @@ use crate::resp::reply;
 use std::fmt::Write;
 use std::sync::atomic::Ordering;
 
-const SECTIONS: [&str; 10] = [
+const SECTIONS: [&str; 11] = [
     "server",
     "clients",
     "memory",
     "persistence",
     "stats",
     "replication",
+    "cpu",
     "commandstats",
     "errorstats",
     "keyspace",
     "tiercache",
 ];
+
+/// System and user CPU seconds of `who` (`getrusage`), zeros if it fails.
+fn cpu_seconds(who: libc::c_int) -> (f64, f64) {
+    // SAFETY: `getrusage` writes a `rusage` into the zeroed one it is given.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        if libc::getrusage(who, &mut usage) != 0 {
+            return (0.0, 0.0);
+        }
+        usage
+    };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    (secs(usage.ru_stime), secs(usage.ru_utime))
+}
 
 /// `1.50M`-style sizes, as Redis's `bytesToHuman`.
 fn human(n: u64) -> String {
@@ -108,6 +123,14 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
                     server.error_counts().0
                 );
             }
+            "cpu" => {
+                let (sys, user) = cpu_seconds(libc::RUSAGE_SELF);
+                let (sys_children, user_children) = cpu_seconds(libc::RUSAGE_CHILDREN);
+                let _ = write!(
+                    t,
+                    "# CPU\r\nused_cpu_sys:{sys:.6}\r\nused_cpu_user:{user:.6}\r\nused_cpu_sys_children:{sys_children:.6}\r\nused_cpu_user_children:{user_children:.6}\r\n",
+                );
+            }
             "commandstats" => {
                 t.push_str("# Commandstats\r\n");
                 for (index, c) in server.command_stats.totals() {
@@ -130,7 +153,8 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
                 }
             }
             "replication" => {
-                t.push_str("# Replication\r\nrole:master\r\nconnected_slaves:0\r\n");
+                // No replication: a master without replicas, offset 0.
+                t.push_str("# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\nmaster_repl_offset:0\r\nsecond_repl_offset:-1\r\nrepl_backlog_active:0\r\n");
             }
             "keyspace" => {
                 t.push_str("# Keyspace\r\n");

@@ -260,6 +260,9 @@ pub static COMMANDS: &[CommandSpec] = &[
     spec("del", Cmd::Del, -2, &["write"], ALLKEYS),
     spec("incr", Cmd::Incr, 2, WF, KEY1),
     spec("exists", Cmd::Exists, -2, R, ALLKEYS),
+    // Counts the keys that exist, as EXISTS (there is no per-key access
+    // time to update).
+    spec("touch", Cmd::Exists, -2, R, ALLKEYS),
     spec("expire", Cmd::Expire, -3, WX, KEY1),
     spec("ttl", Cmd::Ttl, 2, R, KEY1),
     spec("ping", Cmd::Ping, -1, A, NOKEYS),

@@ -3,7 +3,7 @@
 //! fields (present, missing, of the wrong type), `LIMIT` at and past the
 //! edges, `STORE` (over a key of another type, with an empty result, onto
 //! its own source), the errors in Redis's order, `COMMAND GETKEYS`, and
-//! `SAVE` inside `MULTI`.
+//! `SAVE` inside `MULTI`; also `TOUCH` and `CONFIG SET`'s name checks.
 //!
 //! Sets are sorted or stored (stored unsorted sets are sorted `ALPHA`), so
 //! every reply compares byte for byte but `BY nosort` over a set, which
@@ -159,6 +159,13 @@ pub fn sort_script() -> Vec<Step> {
         c("COMMAND GETKEYS memory usage k"),
         c("COMMAND GETKEYS object encoding k"),
         c("COMMAND GETKEYS lcs k1 k2"),
+        // TOUCH counts the keys that exist, repeats included.
+        c("TOUCH"),
+        c("TOUCH words nosuch words z"),
+        // CONFIG SET checks every name (unknown, repeated) before any value.
+        c("CONFIG SET maxmemory 1 maxmemory 2"),
+        c("CONFIG SET nosuchparam 1 maxmemory 2"),
+        c("CONFIG SET daemonize yes"),
         // Commands a transaction refuses.
         c("MULTI"),
         c("SET foo bar"),
