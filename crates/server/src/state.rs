@@ -427,6 +427,8 @@ pub struct ClientState {
     pub blocked: Option<Box<crate::cmd::blocking::Blocked>>,
     /// True while `EXEC` runs its commands (blocking commands do not block).
     pub in_exec: bool,
+    /// `CLIENT REPLY`: which replies this client gets.
+    pub replies: ReplyMode,
     /// The running batch's calls, for `INFO commandstats`.
     pub tally: crate::cmdstats::CallTally,
 }
@@ -445,6 +447,7 @@ impl ClientState {
             watch: None,
             blocked: None,
             in_exec: false,
+            replies: ReplyMode::On,
             tally: Default::default(),
         }
     }
@@ -572,4 +575,18 @@ pub fn unix_secs() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
+}
+
+/// `CLIENT REPLY ON|OFF|SKIP`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReplyMode {
+    /// Every reply is sent.
+    On,
+    /// No reply is sent (`OFF`), until `CLIENT REPLY ON`.
+    Off,
+    /// The next command's reply is dropped, then `On`.
+    Skip,
+    /// Set by `CLIENT REPLY SKIP` itself: its own reply is dropped, then
+    /// `Skip`.
+    SkipThis,
 }

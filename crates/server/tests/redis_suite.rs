@@ -679,3 +679,40 @@ async fn info_cpu_reports_the_process_cpu_time() {
     }
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_reply_off_and_skip_drop_replies_until_on() {
+    let server = TestServer::start().await;
+    let mut c = server.client().await;
+    let mut pipeline = Vec::new();
+    for args in [
+        &["CLIENT", "REPLY", "OFF"][..],
+        &["SET", "a", "1"],
+        &["GET", "a"],
+        &["NOSUCHCOMMAND"],
+        &["CLIENT", "REPLY", "ON"],
+        &["GET", "a"],
+        &["CLIENT", "REPLY", "SKIP"],
+        &["INCR", "a"],
+        &["GET", "a"],
+        &["CLIENT", "REPLY", "OFF"],
+        &["RESET"],
+        &["PING"],
+        &["CLIENT", "REPLY", "MAYBE"],
+    ] {
+        let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        pipeline.extend(common::encode(&args));
+    }
+    c.send_raw(&pipeline).await;
+    // OFF: nothing until ON, whose OK is sent; SKIP: its own reply and the
+    // next one's dropped; RESET turns replies back on.
+    assert_eq!(c.read().await, Reply::ok());
+    assert_eq!(c.read().await, Reply::bulk("1"));
+    assert_eq!(c.read().await, Reply::bulk("2"), "the INCR ran, unanswered");
+    assert_eq!(c.read().await, Reply::Simple("RESET".into()));
+    assert_eq!(c.read().await, Reply::Simple("PONG".into()));
+    assert_eq!(c.read().await, Reply::Error("ERR syntax error".into()));
+    // Nothing else was sent: the next reply is the next command's.
+    assert_eq!(c.cmd(&["ECHO", "last"]).await, Reply::bulk("last"));
+    server.shutdown().await;
+}

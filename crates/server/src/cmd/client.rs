@@ -1,6 +1,6 @@
 //! `CLIENT ID | GETNAME | SETNAME name | INFO | LIST [TYPE t] [ID id ...] |
-//! NO-EVICT on|off | SETINFO LIB-NAME|LIB-VER value | UNBLOCK id
-//! [TIMEOUT|ERROR]`: what client libraries send when they connect, and what
+//! NO-EVICT on|off | REPLY ON|OFF|SKIP | SETINFO LIB-NAME|LIB-VER value |
+//! UNBLOCK id [TIMEOUT|ERROR]`: what client libraries send when they connect, and what
 //! operators look at.
 
 use super::{arity_error, parse_i64, unknown_subcommand, Args, Ctx, Flow, SYNTAX_ERROR};
@@ -13,13 +13,14 @@ pub fn valid_name(name: &[u8]) -> bool {
 }
 
 /// Subcommands and their arity (Redis's `client|...` table).
-const SUBCOMMANDS: [(&str, i32); 8] = [
+const SUBCOMMANDS: [(&str, i32); 9] = [
     ("id", 2),
     ("getname", 2),
     ("setname", 3),
     ("info", 2),
     ("list", -2),
     ("no-evict", 3),
+    ("reply", 3),
     ("setinfo", 4),
     ("unblock", -3),
 ];
@@ -70,6 +71,22 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             } else {
                 reply::error(ctx.out, SYNTAX_ERROR);
             }
+        }
+        "reply" => {
+            use crate::state::ReplyMode;
+            let mode = if args.is(2, "on") {
+                ReplyMode::On
+            } else if args.is(2, "off") {
+                ReplyMode::Off
+            } else if args.is(2, "skip") {
+                ReplyMode::SkipThis
+            } else {
+                reply::error(ctx.out, SYNTAX_ERROR);
+                return Flow::Continue;
+            };
+            // Written always; `execute` drops it unless the mode is `On`.
+            ctx.client.replies = mode;
+            reply::ok(ctx.out);
         }
         "unblock" => unblock(args, ctx),
         _ => setinfo(args, ctx),

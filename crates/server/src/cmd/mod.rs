@@ -260,8 +260,26 @@ pub fn invalid_expire(cmd: &str) -> String {
     format!("ERR invalid expire time in '{cmd}' command")
 }
 
-/// Runs one request and appends its reply to `ctx.out`.
+/// Runs one request and appends its reply to `ctx.out` (unless the
+/// client turned replies off: `CLIENT REPLY`).
 pub async fn execute(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
+    use crate::state::ReplyMode;
+    let reply_at = ctx.out.len();
+    let flow = run_command(args, ctx).await;
+    // Inside EXEC the replies are the array's items: the mode applies to
+    // the EXEC as a whole.
+    if ctx.client.replies != ReplyMode::On && !ctx.client.in_exec {
+        ctx.out.truncate(reply_at);
+        ctx.client.replies = match ctx.client.replies {
+            ReplyMode::SkipThis => ReplyMode::Skip,
+            ReplyMode::Skip => ReplyMode::On,
+            mode => mode,
+        };
+    }
+    flow
+}
+
+async fn run_command(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     let reply_at = ctx.out.len();
     let Some(index) = lookup_index(args.get(0)) else {
         reject(ctx, None, &unknown_command(args));

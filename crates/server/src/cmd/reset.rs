@@ -12,6 +12,7 @@ pub async fn run(_args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     ctx.client.authenticated = !ctx.server.auth_required();
     ctx.client.info.with_names(|n| n.name = None);
     ctx.client.info.no_evict.store(false, Ordering::Relaxed);
+    ctx.client.replies = crate::state::ReplyMode::On;
     reply::simple(ctx.out, "RESET");
     Flow::Continue
 }
