@@ -7,41 +7,23 @@
 
 mod common;
 
-use common::{Client, Reply};
+use common::{Client, Reply, TestServer};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tiercache_engine::testing::{FlakyStore, MemoryStore};
-use tiercache_engine::{Engine, NamespaceConfig, WriteMode};
-use tiercache_server::{serve, ListenAddr, Listener, ServerConfig};
+use tiercache_engine::{NamespaceConfig, WriteMode};
+use tiercache_server::ServerConfig;
 
-/// A server whose one write-back namespace flushes only when told to.
-async fn start(store: Arc<FlakyStore<MemoryStore>>) -> (Client, Arc<Engine>, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = Arc::new(
-        Engine::builder(dir.path())
-            .patcher(Arc::new(tiercache_server::CollectionPatcher))
-            .namespace(
-                NamespaceConfig::new("default", WriteMode::Back)
-                    .store(store)
-                    .flush(Duration::from_secs(3600), 1000),
-            )
-            .build()
-            .await
-            .unwrap(),
-    );
-    let listener = Listener::bind(&ListenAddr::Tcp("127.0.0.1:0".parse().unwrap()))
-        .await
-        .unwrap();
-    let ListenAddr::Tcp(addr) = listener.local_addr().unwrap() else {
-        panic!("not tcp")
-    };
-    tokio::spawn(serve(
-        listener,
-        engine.clone(),
-        ServerConfig::default(),
-        std::future::pending(),
-    ));
-    (Client::connect(addr).await, engine, dir)
+/// A server whose one write-back namespace, on `store`, flushes only when
+/// told to.
+async fn start(store: Arc<FlakyStore<MemoryStore>>) -> (Client, TestServer) {
+    let server = TestServer::start_with_namespace(ServerConfig::default(), |_| {
+        NamespaceConfig::new("default", WriteMode::Back)
+            .store(store)
+            .flush(Duration::from_secs(3600), 1000)
+    })
+    .await;
+    (server.client().await, server)
 }
 
 fn int(r: Reply) -> i64 {
@@ -54,7 +36,7 @@ fn int(r: Reply) -> i64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn save_writes_everything_to_the_store_and_moves_lastsave() {
     let store = Arc::new(FlakyStore::new(Arc::new(MemoryStore::new("main"))));
-    let (mut c, _engine, _dir) = start(store.clone()).await;
+    let (mut c, _server) = start(store.clone()).await;
     let started = int(c.cmd(&["LASTSAVE"]).await);
     assert!(started > 1_700_000_000, "a Unix time: {started}");
     c.cmd(&["SET", "a", "1"]).await;
@@ -109,7 +91,7 @@ async fn save_writes_everything_to_the_store_and_moves_lastsave() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bgsave_replies_at_once_and_flushes_behind() {
     let store = Arc::new(FlakyStore::new(Arc::new(MemoryStore::new("main"))));
-    let (mut c, _engine, _dir) = start(store.clone()).await;
+    let (mut c, _server) = start(store.clone()).await;
     for i in 0..100 {
         c.cmd(&["SET", &format!("k{i}"), "v"]).await;
     }

@@ -28,13 +28,25 @@ impl TestServer {
     }
 
     pub async fn start_with(config: ServerConfig) -> TestServer {
+        Self::start_with_namespace(config, |store| {
+            NamespaceConfig::new("default", WriteMode::Back).store(store)
+        })
+        .await
+    }
+
+    /// A server whose one namespace `namespace` makes, given the
+    /// [`MemoryStore`] that `TestServer::store` will hold.
+    pub async fn start_with_namespace(
+        config: ServerConfig,
+        namespace: impl FnOnce(Arc<MemoryStore>) -> NamespaceConfig,
+    ) -> TestServer {
         let dir = tempfile::tempdir().unwrap();
         let store = Arc::new(MemoryStore::new("main"));
         let engine = Arc::new(
             Engine::builder(dir.path())
                 .memory_bytes(16 << 20)
                 .patcher(Arc::new(tiercache_server::CollectionPatcher))
-                .namespace(NamespaceConfig::new("default", WriteMode::Back).store(store.clone()))
+                .namespace(namespace(store.clone()))
                 .build()
                 .await
                 .unwrap(),
