@@ -570,13 +570,6 @@ pub fn fingerprint(value: &[u8]) -> u64 {
     h.finish()
 }
 
-/// Seconds since the Unix epoch.
-pub fn unix_secs() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
-
 /// `CLIENT REPLY ON|OFF|SKIP`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReplyMode {

@@ -10,8 +10,13 @@
 
 use super::{engine_error_message, Args, Ctx, Flow, SYNTAX_ERROR};
 use crate::resp::reply;
-use crate::state::unix_secs;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use tiercache_engine::now_ms;
+
+/// Seconds since the Unix epoch.
+fn unix_secs() -> u64 {
+    now_ms() / 1000
+}
 
 /// Save bookkeeping (`LASTSAVE`, `INFO persistence`).
 #[derive(Debug)]
