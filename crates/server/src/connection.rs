@@ -134,17 +134,25 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
                     break;
                 }
             }
-            let idle = self.server.idle_timeout();
-            let partial = self.server.partial_request_timeout();
-            match read_more(
-                &mut self.stream,
-                &mut self.read_buf,
-                idle,
-                partial,
-                shutdown,
-            )
-            .await?
-            {
+            let read = match self.client.pubsub.as_ref().map(|s| s.mailbox.clone()) {
+                None => {
+                    let idle = self.server.idle_timeout();
+                    let partial = self.server.partial_request_timeout();
+                    read_more(
+                        &mut self.stream,
+                        &mut self.read_buf,
+                        idle,
+                        partial,
+                        shutdown,
+                    )
+                    .await?
+                }
+                Some(mailbox) => match self.read_or_deliver(&mailbox, shutdown).await? {
+                    Some(read) => read,
+                    None => continue,
+                },
+            };
+            match read {
                 Ok(_) => self.server.note_activity(),
                 Err(ReadEnd::Idle) => {
                     tracing::debug!(client = self.client.id, "closing idle connection");
@@ -160,6 +168,51 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
                 Err(ReadEnd::Eof | ReadEnd::Shutdown) => return Ok(()),
             }
         }
+    }
+
+    /// A subscriber's wait for requests: reads as [`read_more`] does (but
+    /// never idles out, as Redis exempts subscribers from `timeout`), and
+    /// writes the messages posted to `mailbox` meanwhile. `None` when it
+    /// wrote messages and read nothing.
+    #[cold]
+    async fn read_or_deliver(
+        &mut self,
+        mailbox: &crate::pubsub::Mailbox,
+        shutdown: &mut Shutdown,
+    ) -> io::Result<Option<Result<usize, ReadEnd>>> {
+        let partial = self.server.partial_request_timeout();
+        let read = read_more(
+            &mut self.stream,
+            &mut self.read_buf,
+            std::time::Duration::ZERO,
+            partial,
+            shutdown,
+        );
+        // `read_more` is cancel safe: a read that loses the race has
+        // taken nothing from the socket.
+        tokio::select! {
+            r = read => return r.map(Some),
+            _ = mailbox.posted() => {}
+        }
+        let overflowed = mailbox
+            .drain_into(&mut self.out, self.client.proto)
+            .is_err()
+            || {
+                // A client that stops reading blocks this write while its
+                // mailbox fills: the overflow ends the write.
+                tokio::select! {
+                    r = self.flush() => { r?; false }
+                    _ = mailbox.overflowed() => true,
+                }
+            };
+        if overflowed {
+            tracing::warn!(
+                client = self.client.id,
+                "closing subscriber: over its pub/sub output limit"
+            );
+            return Ok(Some(Err(ReadEnd::Eof)));
+        }
+        Ok(None)
     }
 
     /// Parses up to `MAX_BATCH` complete requests from the read buffer.
@@ -387,6 +440,7 @@ impl<S> Drop for RespConnection<S> {
         // Dropped half-way through a batch (its task aborted): out of the
         // gate, or no transaction could ever run again.
         self.engine.gate().leave(&mut self.client.seat);
+        crate::cmd::pubsub::leave(&mut self.client, &self.server.pubsub);
         self.server.unregister(self.client.id);
     }
 }

@@ -92,6 +92,7 @@ pub mod memcache;
 mod oplog;
 pub mod packed;
 mod patcher;
+pub mod pubsub;
 pub mod rdb;
 mod read;
 pub mod resp;

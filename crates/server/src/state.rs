@@ -48,6 +48,8 @@ pub struct ServerState {
     next_client_id: AtomicU64,
     /// `SAVE`/`BGSAVE` bookkeeping (`LASTSAVE`, `INFO persistence`).
     pub saves: Arc<crate::cmd::save::Saves>,
+    /// Every pub/sub subscription.
+    pub pubsub: crate::pubsub::PubSub,
 }
 
 /// The most error codes `INFO errorstats` tracks (Redis's
@@ -126,6 +128,7 @@ impl ServerState {
             errors: Mutex::new(BTreeMap::new()),
             next_client_id: AtomicU64::new(1),
             saves: Default::default(),
+            pubsub: Default::default(),
         }
     }
 
@@ -273,6 +276,9 @@ pub struct ClientInfo {
     /// Why `CLIENT UNBLOCK` woke it: 0 not, [`UNBLOCK_TIMEOUT`] or
     /// [`UNBLOCK_ERROR`].
     pub unblock: AtomicU8,
+    /// Pub/sub subscriptions: channels, patterns, shard channels
+    /// (`sub=`, `psub=`, `ssub=`; any makes `flags=P`).
+    pub subscriptions: [AtomicU32; 3],
 }
 
 /// `CLIENT UNBLOCK id TIMEOUT`: the command answers as if timed out.
@@ -307,6 +313,7 @@ impl ClientInfo {
             names: Mutex::new(ClientNames::default()),
             blocked_wake: Mutex::new(None),
             unblock: AtomicU8::new(0),
+            subscriptions: Default::default(),
         }
     }
 
@@ -349,9 +356,20 @@ impl ClientInfo {
         f(&mut self.names.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
+    /// True while the connection is subscribed to anything (`flags=P`,
+    /// `CLIENT LIST TYPE pubsub`).
+    pub fn is_subscriber(&self) -> bool {
+        self.subscriptions
+            .iter()
+            .any(|n| n.load(Ordering::Relaxed) > 0)
+    }
+
     /// `flags=`: in Redis's order, the ones that apply here.
     fn flags(&self) -> String {
         let mut f = String::new();
+        if self.is_subscriber() {
+            f.push('P');
+        }
         if self.multi.load(Ordering::Relaxed) >= 0 {
             f.push('x');
         }
@@ -388,7 +406,7 @@ impl ClientInfo {
             .saturating_sub(self.last_active_ms.load(Ordering::Relaxed) as u128)
             / 1000;
         format!(
-            "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db=0 sub=0 psub=0 ssub=0 multi={} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}\n",
+            "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db=0 sub={} psub={} ssub={} multi={} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}\n",
             self.id,
             self.addr,
             self.laddr,
@@ -396,6 +414,9 @@ impl ClientInfo {
             age.as_secs(),
             idle,
             self.flags(),
+            self.subscriptions[0].load(Ordering::Relaxed),
+            self.subscriptions[1].load(Ordering::Relaxed),
+            self.subscriptions[2].load(Ordering::Relaxed),
             self.multi.load(Ordering::Relaxed),
             cmd,
             self.resp.load(Ordering::Relaxed),
@@ -431,6 +452,11 @@ pub struct ClientState {
     pub replies: ReplyMode,
     /// The running batch's calls, for `INFO commandstats`.
     pub tally: crate::cmdstats::CallTally,
+    /// Pub/sub subscriptions and their mailbox, while there are any.
+    pub pubsub: Option<Box<crate::pubsub::Subscriptions>>,
+    /// Set by a command whose reply is a push (subscribe confirmations):
+    /// it is sent even when `CLIENT REPLY` turned replies off.
+    pub pushed: bool,
 }
 
 impl ClientState {
@@ -449,6 +475,8 @@ impl ClientState {
             in_exec: false,
             replies: ReplyMode::On,
             tally: Default::default(),
+            pubsub: None,
+            pushed: false,
         }
     }
 
@@ -466,6 +494,12 @@ impl ClientState {
         if let Some(w) = &mut self.watch {
             w.clear();
         }
+    }
+
+    /// True in Redis's RESP2 subscriber context, where only the
+    /// (un)subscribe commands, `PING`, `QUIT` and `RESET` run.
+    pub fn in_subscriber_context(&self) -> bool {
+        self.pubsub.is_some() && self.proto == Proto::Resp2
     }
 
     /// Switches the reply protocol.

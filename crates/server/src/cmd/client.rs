@@ -135,17 +135,21 @@ fn unblock(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) {
 /// `CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id [id ...]]`.
 fn list(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) {
     let mut ids: Option<Vec<u64>> = None;
-    let mut normal = true;
+    // Which clients a TYPE asks for: normal ones, subscribers, or none
+    // (there are no replicas or masters here).
+    let mut wanted: Option<Option<bool>> = None;
     if args.len() > 2 {
         if args.is(2, "type") && args.len() == 4 {
             let t = args.get(3);
             if t.eq_ignore_ascii_case(b"normal") {
-                normal = true;
-            } else if ["master", "replica", "slave", "pubsub"]
+                wanted = Some(Some(false));
+            } else if t.eq_ignore_ascii_case(b"pubsub") {
+                wanted = Some(Some(true));
+            } else if ["master", "replica", "slave"]
                 .iter()
                 .any(|w| t.eq_ignore_ascii_case(w.as_bytes()))
             {
-                normal = false;
+                wanted = Some(None);
             } else {
                 reply::error(
                     ctx.out,
@@ -171,9 +175,10 @@ fn list(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) {
         }
     }
     let mut text = String::new();
-    if normal {
+    if wanted != Some(None) {
         for c in ctx.server.clients() {
-            if ids.as_ref().map_or(true, |ids| ids.contains(&c.id)) {
+            let of_type = wanted.map_or(true, |w| w == Some(c.is_subscriber()));
+            if of_type && ids.as_ref().map_or(true, |ids| ids.contains(&c.id)) {
                 let cmd = if c.id == ctx.client.id {
                     "client|list"
                 } else {

@@ -1990,6 +1990,25 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
             ]),
         ])),
     ])),
+    ("psubscribe", M(&[
+        ("summary", S("Listen for messages published to channels matching the given patterns")),
+        ("since", S("2.0.0")),
+        ("group", S("pubsub")),
+        ("complexity", S("O(N) where N is the number of patterns the client is already subscribed to.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("pattern")),
+                ("type", S("block")),
+                ("flags", T(&[P("multiple")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("pattern")),
+                        ("type", S("pattern")),
+                    ]),
+                ])),
+            ]),
+        ])),
+    ])),
     ("pttl", M(&[
         ("summary", S("Get the time to live for a key in milliseconds")),
         ("since", S("2.6.0")),
@@ -2004,6 +2023,41 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
                 ("name", S("key")),
                 ("type", S("key")),
                 ("key_spec_index", I(0)),
+            ]),
+        ])),
+    ])),
+    ("publish", M(&[
+        ("summary", S("Post a message to a channel")),
+        ("since", S("2.0.0")),
+        ("group", S("pubsub")),
+        ("complexity", S("O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total number of subscribed patterns (by any client).")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("channel")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("message")),
+                ("type", S("string")),
+            ]),
+        ])),
+    ])),
+    ("pubsub", M(&[
+        ("summary", S("A container for Pub/Sub commands")),
+        ("since", S("2.8.0")),
+        ("group", S("pubsub")),
+        ("complexity", S("Depends on subcommand.")),
+    ])),
+    ("punsubscribe", M(&[
+        ("summary", S("Stop listening for messages posted to channels matching the given patterns")),
+        ("since", S("2.0.0")),
+        ("group", S("pubsub")),
+        ("complexity", S("O(N+M) where N is the number of patterns the client is already subscribed and M is the number of total patterns subscribed in the system (by any client).")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("pattern")),
+                ("type", S("pattern")),
+                ("flags", T(&[P("optional"), P("multiple")])),
             ]),
         ])),
     ])),
@@ -2904,6 +2958,22 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
             ]),
         ])),
     ])),
+    ("spublish", M(&[
+        ("summary", S("Post a message to a shard channel")),
+        ("since", S("7.0.0")),
+        ("group", S("pubsub")),
+        ("complexity", S("O(N) where N is the number of clients subscribed to the receiving shard channel.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("shardchannel")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("message")),
+                ("type", S("string")),
+            ]),
+        ])),
+    ])),
     ("srandmember", M(&[
         ("summary", S("Get one or multiple random members from a set")),
         ("since", S("1.0.0")),
@@ -2978,6 +3048,19 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
             ]),
         ])),
     ])),
+    ("ssubscribe", M(&[
+        ("summary", S("Listen for messages published to the given shard channels")),
+        ("since", S("7.0.0")),
+        ("group", S("pubsub")),
+        ("complexity", S("O(N) where N is the number of shard channels to subscribe to.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("shardchannel")),
+                ("type", S("string")),
+                ("flags", T(&[P("multiple")])),
+            ]),
+        ])),
+    ])),
     ("strlen", M(&[
         ("summary", S("Get the length of the value stored in a key")),
         ("since", S("2.2.0")),
@@ -2988,6 +3071,19 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
                 ("name", S("key")),
                 ("type", S("key")),
                 ("key_spec_index", I(0)),
+            ]),
+        ])),
+    ])),
+    ("subscribe", M(&[
+        ("summary", S("Listen for messages published to the given channels")),
+        ("since", S("2.0.0")),
+        ("group", S("pubsub")),
+        ("complexity", S("O(N) where N is the number of channels to subscribe to.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("channel")),
+                ("type", S("string")),
+                ("flags", T(&[P("multiple")])),
             ]),
         ])),
     ])),
@@ -3045,6 +3141,19 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
                 ("type", S("key")),
                 ("key_spec_index", I(1)),
                 ("flags", T(&[P("multiple")])),
+            ]),
+        ])),
+    ])),
+    ("sunsubscribe", M(&[
+        ("summary", S("Stop listening for messages posted to the given shard channels")),
+        ("since", S("7.0.0")),
+        ("group", S("pubsub")),
+        ("complexity", S("O(N) where N is the number of clients already subscribed to a shard channel.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("shardchannel")),
+                ("type", S("string")),
+                ("flags", T(&[P("optional"), P("multiple")])),
             ]),
         ])),
     ])),
@@ -3109,6 +3218,19 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
                 ("type", S("key")),
                 ("key_spec_index", I(0)),
                 ("flags", T(&[P("multiple")])),
+            ]),
+        ])),
+    ])),
+    ("unsubscribe", M(&[
+        ("summary", S("Stop listening for messages posted to the given channels")),
+        ("since", S("2.0.0")),
+        ("group", S("pubsub")),
+        ("complexity", S("O(N) where N is the number of clients already subscribed to a channel.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("channel")),
+                ("type", S("string")),
+                ("flags", T(&[P("optional"), P("multiple")])),
             ]),
         ])),
     ])),

@@ -6,6 +6,7 @@
 //! first), with the real number of keys that have an expiry.
 
 use super::{Args, Ctx, Flow, REDIS_VERSION};
+use crate::pubsub::Space;
 use crate::resp::reply;
 use std::fmt::Write;
 use std::sync::atomic::Ordering;
@@ -113,11 +114,14 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             "stats" => {
                 let _ = write!(
                     t,
-                    "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\nevicted_keys:{}\r\nexpired_keys:{}\r\nmigrate_cached_sockets:0\r\ntotal_error_replies:{}\r\n",
+                    "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\nevicted_keys:{}\r\nexpired_keys:{}\r\nmigrate_cached_sockets:0\r\ntotal_error_replies:{}\r\n",
                     server.connections_received.load(Ordering::Relaxed),
                     server.commands.load(Ordering::Relaxed),
                     stats.hits,
                     stats.misses,
+                    server.pubsub.len(Space::Channel),
+                    server.pubsub.len(Space::Pattern),
+                    server.pubsub.len(Space::Shard),
                     stats.evictions,
                     stats.expired,
                     server.error_counts().0

@@ -8,6 +8,7 @@
 //! table, in Redis's order (unknown command, arity, `NOAUTH`), so command
 //! files only deal with their own options.
 
+use crate::pubsub::Space;
 use crate::resp::{reply, Proto};
 use crate::state::{ClientState, ServerState};
 use bytes::{Bytes, BytesMut};
@@ -53,6 +54,7 @@ pub mod multi;
 mod object;
 mod persist;
 mod ping;
+pub(crate) mod pubsub;
 mod quit;
 mod randomkey;
 mod range;
@@ -66,6 +68,7 @@ pub(crate) mod set;
 pub mod sets;
 mod sort;
 pub mod stream;
+mod subcommand;
 mod table;
 mod time;
 mod ttl;
@@ -264,12 +267,26 @@ pub fn invalid_expire(cmd: &str) -> String {
 /// client turned replies off: `CLIENT REPLY`).
 pub async fn execute(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     use crate::state::ReplyMode;
+    if let Some(subs) = ctx.client.pubsub.as_ref().filter(|_| !ctx.client.in_exec) {
+        // Messages published before this command go out before its reply
+        // (not inside EXEC's array: after it).
+        if subs.mailbox.drain_into(ctx.out, ctx.client.proto).is_err() {
+            tracing::warn!(
+                client = ctx.client.id,
+                "closing subscriber: over its pub/sub output limit"
+            );
+            return Flow::Close;
+        }
+    }
     let reply_at = ctx.out.len();
     let flow = run_command(args, ctx).await;
     // Inside EXEC the replies are the array's items: the mode applies to
-    // the EXEC as a whole.
+    // the EXEC as a whole. Pushes (subscribe confirmations) always go.
+    let pushed = std::mem::take(&mut ctx.client.pushed);
     if ctx.client.replies != ReplyMode::On && !ctx.client.in_exec {
-        ctx.out.truncate(reply_at);
+        if !pushed {
+            ctx.out.truncate(reply_at);
+        }
         ctx.client.replies = match ctx.client.replies {
             ReplyMode::SkipThis => ReplyMode::Skip,
             ReplyMode::Skip => ReplyMode::On,
@@ -302,6 +319,27 @@ async fn run_command(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         reject(ctx, Some(index), &msg);
         return Flow::Continue;
     }
+    if ctx.client.in_subscriber_context()
+        && !matches!(
+            spec.cmd,
+            Cmd::Ping
+                | Cmd::Subscribe
+                | Cmd::Unsubscribe
+                | Cmd::PSubscribe
+                | Cmd::PUnsubscribe
+                | Cmd::SSubscribe
+                | Cmd::SUnsubscribe
+                | Cmd::Quit
+                | Cmd::Reset
+        )
+    {
+        reject(
+            ctx,
+            Some(index),
+            &pubsub::not_in_subscriber_context(spec.name),
+        );
+        return Flow::Continue;
+    }
     if ctx.client.tx.is_some() && spec.flags.contains(&"no_multi") {
         reject(
             ctx,
@@ -316,6 +354,15 @@ async fn run_command(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     let flow = match spec.cmd {
         Cmd::Ping => ping::run(args, ctx).await,
         Cmd::Echo => echo::run(args, ctx).await,
+        Cmd::Publish => pubsub::publish(args, ctx, false).await,
+        Cmd::SPublish => pubsub::publish(args, ctx, true).await,
+        Cmd::Subscribe => pubsub::subscribe(args, ctx, Space::Channel).await,
+        Cmd::PSubscribe => pubsub::subscribe(args, ctx, Space::Pattern).await,
+        Cmd::SSubscribe => pubsub::subscribe(args, ctx, Space::Shard).await,
+        Cmd::Unsubscribe => pubsub::unsubscribe(args, ctx, Space::Channel).await,
+        Cmd::PUnsubscribe => pubsub::unsubscribe(args, ctx, Space::Pattern).await,
+        Cmd::SUnsubscribe => pubsub::unsubscribe(args, ctx, Space::Shard).await,
+        Cmd::PubSub => pubsub::pubsub(args, ctx).await,
         Cmd::Get => get::run(args, ctx).await,
         Cmd::Set => set::run(args, ctx).await,
         Cmd::SetNx => set::setnx(args, ctx).await,

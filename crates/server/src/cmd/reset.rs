@@ -1,5 +1,5 @@
 //! `RESET`: back to a fresh connection's state — no transaction, nothing
-//! watched, RESP2, no name, unauthenticated when a password is required —
+//! watched, no subscriptions, RESP2, no name, unauthenticated when a password is required —
 //! and `+RESET`.
 
 use super::{Args, Ctx, Flow};
@@ -8,6 +8,7 @@ use std::sync::atomic::Ordering;
 
 pub async fn run(_args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     ctx.client.end_transaction();
+    super::pubsub::leave(ctx.client, &ctx.server.pubsub);
     ctx.client.set_proto(Proto::Resp2);
     ctx.client.authenticated = !ctx.server.auth_required();
     ctx.client.info.with_names(|n| n.name = None);

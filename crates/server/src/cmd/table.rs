@@ -184,6 +184,15 @@ pub(super) enum Cmd {
     XAutoClaim,
     XInfo,
     XSetId,
+    Subscribe,
+    Unsubscribe,
+    PSubscribe,
+    PUnsubscribe,
+    SSubscribe,
+    SUnsubscribe,
+    Publish,
+    SPublish,
+    PubSub,
 }
 
 /// A command's name, arity and key positions, as `COMMAND` reports them.
@@ -246,6 +255,8 @@ const NOAUTH_FLAGS: &[&str] = &[
 const TX_FAST: &[&str] = &["noscript", "loading", "stale", "fast", "allow_busy"];
 const TX_EXEC: &[&str] = &["noscript", "loading", "stale", "skip_slowlog"];
 const BLOCKING: &[&str] = &["write", "noscript", "blocking"];
+const SUBSCRIBING: &[&str] = &["pubsub", "noscript", "loading", "stale"];
+const PUBLISHING: &[&str] = &["pubsub", "loading", "stale", "fast", "may_replicate"];
 const NOKEYS: (i32, i32, i32) = (0, 0, 0);
 const KEY1: (i32, i32, i32) = (1, 1, 1);
 const ALLKEYS: (i32, i32, i32) = (1, -1, 1);
@@ -389,6 +400,16 @@ pub static COMMANDS: &[CommandSpec] = &[
     spec("function", Cmd::Function, -2, &["noscript"], NOKEYS),
     spec("quit", Cmd::Quit, -1, NOAUTH_FLAGS, NOKEYS),
     spec("reset", Cmd::Reset, 1, NOAUTH_FLAGS, NOKEYS),
+    spec("publish", Cmd::Publish, 3, PUBLISHING, NOKEYS),
+    spec("subscribe", Cmd::Subscribe, -2, SUBSCRIBING, NOKEYS),
+    spec("unsubscribe", Cmd::Unsubscribe, -1, SUBSCRIBING, NOKEYS),
+    spec("psubscribe", Cmd::PSubscribe, -2, SUBSCRIBING, NOKEYS),
+    spec("punsubscribe", Cmd::PUnsubscribe, -1, SUBSCRIBING, NOKEYS),
+    // Shard channels count as keys (cluster slots), as in Redis.
+    spec("spublish", Cmd::SPublish, 3, PUBLISHING, KEY1),
+    spec("ssubscribe", Cmd::SSubscribe, -2, SUBSCRIBING, ALLKEYS),
+    spec("sunsubscribe", Cmd::SUnsubscribe, -1, SUBSCRIBING, ALLKEYS),
+    spec("pubsub", Cmd::PubSub, -2, &[], NOKEYS),
     spec("hset", Cmd::HSet, -4, WF, KEY1),
     spec("hget", Cmd::HGet, 3, R, KEY1),
     spec("hmset", Cmd::HMSet, -4, WF, KEY1),

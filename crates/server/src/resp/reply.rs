@@ -132,6 +132,12 @@ pub fn set(out: &mut BytesMut, n: usize, proto: Proto) {
     header(out, if proto == Proto::Resp3 { b'~' } else { b'*' }, n);
 }
 
+/// A push of `n` elements (`>n`, pub/sub messages and confirmations); an
+/// array in RESP2.
+pub fn push(out: &mut BytesMut, n: usize, proto: Proto) {
+    header(out, if proto == Proto::Resp3 { b'>' } else { b'*' }, n);
+}
+
 /// A double (`,1.5`); a bulk string in RESP2. Formatted as Redis 7.0's
 /// `addReplyDouble` does ([`format_g17`]).
 pub fn double(out: &mut BytesMut, v: f64, proto: Proto) {

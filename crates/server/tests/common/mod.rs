@@ -107,6 +107,8 @@ pub enum Reply {
     Set(Vec<Reply>),
     /// RESP3 `=`: format and text.
     Verbatim(String, Vec<u8>),
+    /// RESP3 `>`: pub/sub messages and confirmations.
+    Push(Vec<Reply>),
 }
 
 impl Reply {
@@ -216,6 +218,14 @@ impl Client {
                         buf.truncate(n as usize);
                         Reply::Bulk(Some(buf))
                     }
+                }
+                ">" => {
+                    let n: usize = rest.parse().unwrap();
+                    let mut items = Vec::new();
+                    for _ in 0..n {
+                        items.push(self.read_inner().await?);
+                    }
+                    Reply::Push(items)
                 }
                 "*" => {
                     let n: i64 = rest.parse().unwrap();

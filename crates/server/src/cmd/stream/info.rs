@@ -1,8 +1,8 @@
 //! `XINFO STREAM key [FULL [COUNT count]]`, `XINFO GROUPS key`, `XINFO
 //! CONSUMERS key group`, `XINFO HELP`: Redis 7.0's fields, in its order.
 
-use super::group::{subcommand_syntax, subcommand_to_run};
 use super::{corrupt, parse_count, read, reply_id, reply_item};
+use crate::cmd::subcommand::{subcommand_syntax, subcommand_to_run};
 use crate::cmd::{Args, Ctx, Flow};
 use crate::resp::reply;
 use crate::stream::{Corrupt, Group, Groups, Stream, StreamId};
