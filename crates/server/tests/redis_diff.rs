@@ -25,8 +25,8 @@ mod diff_script;
 
 use common::{encode, Client, Reply, TestServer};
 use diff_script::{
-    auth_script, bits_script, hash_script, list_script, set_script, sort_script, stream_script, strings_script,
-    transactions_script, words, zset_script, Check, Step,
+    auth_script, bits_script, hash_script, list_script, set_script, sort_script, stream_script,
+    strings_script, transactions_script, words, zset_script, Check, Step,
 };
 use std::collections::BTreeSet;
 use std::net::SocketAddr;

@@ -274,10 +274,7 @@ fn add_signed(value: i64, incr: i64, bits: u32, overflow: Overflow) -> Option<i6
     match overflow {
         Overflow::Fail => None,
         Overflow::Sat => Some(if above { max } else { min }),
-        Overflow::Wrap => Some(sign_extend(
-            (value as u64).wrapping_add(incr as u64),
-            bits,
-        )),
+        Overflow::Wrap => Some(sign_extend((value as u64).wrapping_add(incr as u64), bits)),
     }
 }
 
@@ -347,7 +344,9 @@ mod tests {
     fn naive_read(p: &[u8], offset: u64, bits: u32) -> u64 {
         (0..bits as u64).fold(0, |v, j| {
             let i = offset + j;
-            let b = p.get((i / 8) as usize).map_or(0, |b| (b >> (7 - i % 8)) & 1);
+            let b = p
+                .get((i / 8) as usize)
+                .map_or(0, |b| (b >> (7 - i % 8)) & 1);
             (v << 1) | b as u64
         })
     }

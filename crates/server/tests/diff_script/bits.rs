@@ -32,7 +32,9 @@ fn range_sweep() -> Vec<Step> {
         c("BITFIELD mix SET i64 48 0 SET i64 112 -1 SET u8 176 1"),
         c("STRLEN mix"),
     ];
-    let at = [-200, -97, -9, -8, -1, 0, 1, 7, 8, 15, 23, 47, 48, 111, 176, 183, 184, 500];
+    let at = [
+        -200, -97, -9, -8, -1, 0, 1, 7, 8, 15, 23, 47, 48, 111, 176, 183, 184, 500,
+    ];
     for start in at {
         for end in at {
             for unit in ["BIT", "BYTE"] {
