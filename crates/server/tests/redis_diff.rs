@@ -25,8 +25,8 @@ mod diff_script;
 
 use common::{encode, Client, Reply, TestServer};
 use diff_script::{
-    auth_script, hash_script, list_script, set_script, sort_script, stream_script, strings_script,
-    transactions_script, words, zset_script, Check, Step,
+    auth_script, bits_script, hash_script, list_script, set_script, sort_script, stream_script,
+    strings_script, transactions_script, words, zset_script, Check, Step,
 };
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -323,6 +323,19 @@ async fn sort_matches_redis() {
     };
     let ours = TestServer::start().await;
     let script = sort_script();
+    let mut diffs = run(&script, redis.addr(), ours.addr, false).await;
+    diffs.extend(run(&script, redis.addr(), ours.addr, true).await);
+    report(diffs);
+    ours.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bits_match_redis() {
+    let Some(redis) = RedisServer::start(&["--databases", "1"]) else {
+        return;
+    };
+    let ours = TestServer::start().await;
+    let script = bits_script();
     let mut diffs = run(&script, redis.addr(), ours.addr, false).await;
     diffs.extend(run(&script, redis.addr(), ours.addr, true).await);
     report(diffs);

@@ -8,7 +8,7 @@ use crate::resp::reply;
 use crate::state::fingerprint;
 use tiercache_engine::{Entry, Update};
 
-const BAD_OFFSET: &str = "ERR bit offset is not an integer or out of range";
+pub(super) const BAD_OFFSET: &str = "ERR bit offset is not an integer or out of range";
 const BAD_BIT: &str = "ERR bit is not an integer or out of range";
 
 /// Redis's `getBitOffsetFromArgument`: a non-negative integer whose byte

@@ -63,6 +63,277 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
             ]),
         ])),
     ])),
+    ("bitcount", M(&[
+        ("summary", S("Count set bits in a string")),
+        ("since", S("2.6.0")),
+        ("group", S("bitmap")),
+        ("complexity", S("O(N)")),
+        ("history", T(&[A(&[
+                S("7.0.0"),
+                S("Added the `BYTE|BIT` option."),
+            ])])),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("index")),
+                ("type", S("block")),
+                ("flags", T(&[P("optional")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("start")),
+                        ("type", S("integer")),
+                    ]),
+                    M(&[
+                        ("name", S("end")),
+                        ("type", S("integer")),
+                    ]),
+                    M(&[
+                        ("name", S("index_unit")),
+                        ("type", S("oneof")),
+                        ("since", S("7.0.0")),
+                        ("flags", T(&[P("optional")])),
+                        ("arguments", A(&[
+                            M(&[
+                                ("name", S("byte")),
+                                ("type", S("pure-token")),
+                                ("token", S("BYTE")),
+                            ]),
+                            M(&[
+                                ("name", S("bit")),
+                                ("type", S("pure-token")),
+                                ("token", S("BIT")),
+                            ]),
+                        ])),
+                    ]),
+                ])),
+            ]),
+        ])),
+    ])),
+    ("bitfield", M(&[
+        ("summary", S("Perform arbitrary bitfield integer operations on strings")),
+        ("since", S("3.2.0")),
+        ("group", S("bitmap")),
+        ("complexity", S("O(1) for each subcommand specified")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("operation")),
+                ("type", S("oneof")),
+                ("flags", T(&[P("optional"), P("multiple")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("encoding_offset")),
+                        ("type", S("block")),
+                        ("token", S("GET")),
+                        ("arguments", A(&[
+                            M(&[
+                                ("name", S("encoding")),
+                                ("type", S("string")),
+                            ]),
+                            M(&[
+                                ("name", S("offset")),
+                                ("type", S("integer")),
+                            ]),
+                        ])),
+                    ]),
+                    M(&[
+                        ("name", S("write")),
+                        ("type", S("block")),
+                        ("arguments", A(&[
+                            M(&[
+                                ("name", S("wrap_sat_fail")),
+                                ("type", S("oneof")),
+                                ("token", S("OVERFLOW")),
+                                ("flags", T(&[P("optional")])),
+                                ("arguments", A(&[
+                                    M(&[
+                                        ("name", S("wrap")),
+                                        ("type", S("pure-token")),
+                                        ("token", S("WRAP")),
+                                    ]),
+                                    M(&[
+                                        ("name", S("sat")),
+                                        ("type", S("pure-token")),
+                                        ("token", S("SAT")),
+                                    ]),
+                                    M(&[
+                                        ("name", S("fail")),
+                                        ("type", S("pure-token")),
+                                        ("token", S("FAIL")),
+                                    ]),
+                                ])),
+                            ]),
+                            M(&[
+                                ("name", S("write_operation")),
+                                ("type", S("oneof")),
+                                ("arguments", A(&[
+                                    M(&[
+                                        ("name", S("encoding_offset_value")),
+                                        ("type", S("block")),
+                                        ("token", S("SET")),
+                                        ("arguments", A(&[
+                                            M(&[
+                                                ("name", S("encoding")),
+                                                ("type", S("string")),
+                                            ]),
+                                            M(&[
+                                                ("name", S("offset")),
+                                                ("type", S("integer")),
+                                            ]),
+                                            M(&[
+                                                ("name", S("value")),
+                                                ("type", S("integer")),
+                                            ]),
+                                        ])),
+                                    ]),
+                                    M(&[
+                                        ("name", S("encoding_offset_increment")),
+                                        ("type", S("block")),
+                                        ("token", S("INCRBY")),
+                                        ("arguments", A(&[
+                                            M(&[
+                                                ("name", S("encoding")),
+                                                ("type", S("string")),
+                                            ]),
+                                            M(&[
+                                                ("name", S("offset")),
+                                                ("type", S("integer")),
+                                            ]),
+                                            M(&[
+                                                ("name", S("increment")),
+                                                ("type", S("integer")),
+                                            ]),
+                                        ])),
+                                    ]),
+                                ])),
+                            ]),
+                        ])),
+                    ]),
+                ])),
+            ]),
+        ])),
+    ])),
+    ("bitfield_ro", M(&[
+        ("summary", S("Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD")),
+        ("since", S("6.0.0")),
+        ("group", S("bitmap")),
+        ("complexity", S("O(1) for each subcommand specified")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("encoding_offset")),
+                ("type", S("block")),
+                ("token", S("GET")),
+                ("flags", T(&[P("optional"), P("multiple"), P("multiple_token")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("encoding")),
+                        ("type", S("string")),
+                    ]),
+                    M(&[
+                        ("name", S("offset")),
+                        ("type", S("integer")),
+                    ]),
+                ])),
+            ]),
+        ])),
+    ])),
+    ("bitop", M(&[
+        ("summary", S("Perform bitwise operations between strings")),
+        ("since", S("2.6.0")),
+        ("group", S("bitmap")),
+        ("complexity", S("O(N)")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("operation")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("destkey")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(1)),
+                ("flags", T(&[P("multiple")])),
+            ]),
+        ])),
+    ])),
+    ("bitpos", M(&[
+        ("summary", S("Find first bit set or clear in a string")),
+        ("since", S("2.8.7")),
+        ("group", S("bitmap")),
+        ("complexity", S("O(N)")),
+        ("history", T(&[A(&[
+                S("7.0.0"),
+                S("Added the `BYTE|BIT` option."),
+            ])])),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("bit")),
+                ("type", S("integer")),
+            ]),
+            M(&[
+                ("name", S("index")),
+                ("type", S("block")),
+                ("flags", T(&[P("optional")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("start")),
+                        ("type", S("integer")),
+                    ]),
+                    M(&[
+                        ("name", S("end_index")),
+                        ("type", S("block")),
+                        ("flags", T(&[P("optional")])),
+                        ("arguments", A(&[
+                            M(&[
+                                ("name", S("end")),
+                                ("type", S("integer")),
+                            ]),
+                            M(&[
+                                ("name", S("index_unit")),
+                                ("type", S("oneof")),
+                                ("since", S("7.0.0")),
+                                ("flags", T(&[P("optional")])),
+                                ("arguments", A(&[
+                                    M(&[
+                                        ("name", S("byte")),
+                                        ("type", S("pure-token")),
+                                        ("token", S("BYTE")),
+                                    ]),
+                                    M(&[
+                                        ("name", S("bit")),
+                                        ("type", S("pure-token")),
+                                        ("token", S("BIT")),
+                                    ]),
+                                ])),
+                            ]),
+                        ])),
+                    ]),
+                ])),
+            ]),
+        ])),
+    ])),
     ("blmove", M(&[
         ("summary", S("Pop an element from a list, push it to another list and return it; or block until one is available")),
         ("since", S("6.2.0")),

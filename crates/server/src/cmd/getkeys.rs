@@ -159,6 +159,7 @@ mod tests {
         assert_eq!(keys("get k").unwrap(), ["k"]);
         assert_eq!(keys("mset a 1 b 2").unwrap(), ["a", "b"]);
         assert_eq!(keys("lcs k1 k2").unwrap(), ["k1", "k2"]);
+        assert_eq!(keys("bitop and d a b").unwrap(), ["d", "a", "b"]);
         assert_eq!(keys("sort abc store def").unwrap(), ["abc", "def"]);
         assert_eq!(
             keys("sort abc store invalid store stillbad store def").unwrap(),

@@ -17,6 +17,10 @@ use tiercache_engine::{Engine, EngineError, Entry, Session, Update, ValueKind};
 
 mod append;
 mod auth;
+mod bitcount;
+mod bitfield;
+mod bitop;
+mod bitpos;
 mod bits;
 pub mod blocking;
 mod client;
@@ -398,6 +402,11 @@ async fn run_command(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Cmd::SetRange => range::setrange(args, ctx).await,
         Cmd::SetBit => bits::setbit(args, ctx).await,
         Cmd::GetBit => bits::getbit(args, ctx).await,
+        Cmd::BitCount => bitcount::run(args, ctx).await,
+        Cmd::BitPos => bitpos::run(args, ctx).await,
+        Cmd::BitOp => bitop::run(args, ctx).await,
+        Cmd::BitField => bitfield::run(args, ctx, false).await,
+        Cmd::BitFieldRo => bitfield::run(args, ctx, true).await,
         Cmd::Lcs => lcs::run(args, ctx).await,
         Cmd::Rename => rename::rename(args, ctx, false).await,
         Cmd::RenameNx => rename::rename(args, ctx, true).await,

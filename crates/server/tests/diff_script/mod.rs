@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+mod bits;
 mod hash;
 mod list;
 mod multi;
@@ -10,6 +11,7 @@ mod set;
 mod sort;
 mod stream;
 mod zset;
+pub use bits::bits_script;
 pub use hash::hash_script;
 pub use list::list_script;
 pub use multi::transactions_script;
