@@ -590,10 +590,24 @@ impl EncodingHints {
 
     /// The hinted encoding of `key` if it still holds the hinted value.
     pub fn get(&self, key: &[u8], value: &[u8]) -> Option<&'static str> {
+        if value.len() > EMBSTR_MAX {
+            return None;
+        }
         let m = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         let &(fp, encoding) = m.get(key)?;
         (fp == fingerprint(value)).then_some(encoding)
     }
+}
+
+/// The longest string Redis encodes `embstr`; longer ones are `raw`.
+pub const EMBSTR_MAX: usize = 44;
+
+/// The fingerprint an encoding hint of `value` needs, `None` when it
+/// needs no hint: a string longer than [`EMBSTR_MAX`] is `raw` by its
+/// length alone, and hashing it would cost a pass over its bytes on every
+/// write (`SETBIT` on a big bitmap, `APPEND` to a log).
+pub fn hint_fingerprint(value: &[u8]) -> Option<u64> {
+    (value.len() <= EMBSTR_MAX).then(|| fingerprint(value))
 }
 
 /// A 64-bit fingerprint of a value (SipHash, length included).

@@ -21,7 +21,7 @@
 use super::bits::BAD_OFFSET;
 use super::{parse_i64, Args, Ctx, Flow, NOT_AN_INTEGER, SYNTAX_ERROR};
 use crate::resp::reply;
-use crate::state::fingerprint;
+use crate::state::hint_fingerprint;
 use tiercache_engine::{Entry, Update};
 
 const BAD_TYPE: &str =
@@ -105,15 +105,15 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, read_only: bool) -> Flo
             })
             .collect();
         // A string BITFIELD writes to is `raw` in Redis, even unchanged.
-        let fp = fingerprint(&v);
+        let fp = hint_fingerprint(&v);
         if !grown && !changed && old.is_some() {
-            return (Update::Keep, (answers, Some(fp)));
+            return (Update::Keep, (answers, fp));
         }
         let update = match old {
             Some(e) => Update::SetEntry(Entry::with_flags(v, e.expires_at, e.flags)),
             None => Update::Set(v.into()),
         };
-        (update, (answers, Some(fp)))
+        (update, (answers, fp))
     })
     .await;
     match r {

@@ -16,7 +16,7 @@
 
 use super::{Args, Ctx, Flow, SYNTAX_ERROR, WRONGTYPE};
 use crate::resp::reply;
-use crate::state::fingerprint;
+use crate::state::hint_fingerprint;
 use tiercache_engine::{Change, Entry, ValueKind};
 
 /// A `BITOP` operation.
@@ -64,7 +64,7 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             }
             let result = combine(op, &sources);
             let len = result.len();
-            let fp = (len > 0).then(|| fingerprint(&result));
+            let fp = hint_fingerprint(&result).filter(|_| len > 0);
             changes[n - 1] = if len > 0 {
                 Change::Put(Entry::new(result))
             } else if entries[n - 1].is_some() {

@@ -119,8 +119,20 @@ pub fn find_bit(value: &[u8], first: u64, last: u64, bit: bool) -> Option<u64> {
 pub fn first_bit(bytes: &[u8], bit: bool) -> Option<u64> {
     // Looking for a 0 is looking for a 1 in the complement.
     let flip = if bit { 0 } else { u64::MAX };
-    let mut words = bytes.chunks_exact(8);
-    let mut pos = 0u64;
+    // Whole 64-byte blocks without the bit are skipped first: the OR of
+    // eight words vectorises (twice the bytes per second of the word
+    // loop alone on a 1 MiB string; BENCHMARKS.md, session 41).
+    let skipped = bytes
+        .chunks_exact(64)
+        .take_while(|block| {
+            block.chunks_exact(8).fold(0, |any, w| {
+                any | (u64::from_ne_bytes(w.try_into().expect("an 8-byte chunk")) ^ flip)
+            }) == 0
+        })
+        .count()
+        * 64;
+    let mut words = bytes[skipped..].chunks_exact(8);
+    let mut pos = skipped as u64 * 8;
     for word in &mut words {
         let w = u64::from_be_bytes(word.try_into().expect("an 8-byte chunk")) ^ flip;
         if w != 0 {
@@ -168,12 +180,25 @@ mod tests {
         assert_eq!(find_bit(b"\xf0", 1, 4, false), Some(4));
     }
 
+    #[test]
+    fn skips_whole_blocks_up_to_the_bit() {
+        let mut v = vec![0xffu8; 1000];
+        assert_eq!(first_bit(&v, false), None);
+        for at in [0, 7, 63 * 8 + 7, 64 * 8, 130 * 8 + 3, 999 * 8 + 7] {
+            v.iter_mut().for_each(|b| *b = 0xff);
+            v[at / 8] &= !(0x80 >> (at % 8));
+            assert_eq!(first_bit(&v, false), Some(at as u64), "zero at {at}");
+            let flipped: Vec<u8> = v.iter().map(|b| !b).collect();
+            assert_eq!(first_bit(&flipped, true), Some(at as u64), "one at {at}");
+        }
+    }
+
     proptest! {
         #[test]
         fn find_bit_matches_per_bit(
-            value in proptest::collection::vec(any::<u8>(), 1..80),
-            a in 0u64..640,
-            b in 0u64..640,
+            value in proptest::collection::vec(any::<u8>(), 1..300),
+            a in 0u64..2400,
+            b in 0u64..2400,
             bit in any::<bool>(),
             dense in any::<bool>(),
         ) {

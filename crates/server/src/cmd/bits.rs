@@ -5,7 +5,7 @@
 
 use super::{parse_i64, Args, Ctx, Flow};
 use crate::resp::reply;
-use crate::state::fingerprint;
+use crate::state::hint_fingerprint;
 use tiercache_engine::{Entry, Update};
 
 pub(super) const BAD_OFFSET: &str = "ERR bit offset is not an integer or out of range";
@@ -50,12 +50,12 @@ pub async fn setbit(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             v[byte] &= !mask;
         }
         // A string changed in place is `raw` in Redis.
-        let fp = fingerprint(&v);
+        let fp = hint_fingerprint(&v);
         let update = match old {
             Some(e) => Update::SetEntry(Entry::with_flags(v, e.expires_at, e.flags)),
             None => Update::Set(v.into()),
         };
-        (update, (old_bit, Some(fp)))
+        (update, (old_bit, fp))
     })
     .await;
     match r {

@@ -40,10 +40,9 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     match r {
         Ok(Ok(sum)) => {
             // Redis stores the sum as a string object, never `int`.
-            let encoding = if sum.len() <= 44 { "embstr" } else { "raw" };
-            ctx.server
-                .encodings
-                .note(args.get(1), crate::state::fingerprint(&sum), encoding);
+            if let Some(fp) = crate::state::hint_fingerprint(&sum) {
+                ctx.server.encodings.note(args.get(1), fp, "embstr");
+            }
             reply::bulk(ctx.out, &sum);
         }
         Ok(Err(msg)) => reply::error(ctx.out, msg),

@@ -22,8 +22,7 @@ use crate::set::{Set, INTSET_MAX_ENTRIES};
 use crate::zset::{self, ZSet};
 use tiercache_engine::ValueKind;
 
-/// Redis's `OBJ_ENCODING_EMBSTR_SIZE_LIMIT`.
-const EMBSTR_MAX: usize = 44;
+use crate::state::EMBSTR_MAX;
 
 pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     if args.is(1, "refcount") {

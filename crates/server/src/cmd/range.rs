@@ -4,7 +4,7 @@
 
 use super::{parse_i64, Args, Ctx, Flow, NOT_AN_INTEGER, TOO_BIG};
 use crate::resp::reply;
-use crate::state::fingerprint;
+use crate::state::hint_fingerprint;
 use tiercache_engine::{Entry, Update};
 
 pub async fn getrange(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
@@ -73,12 +73,12 @@ pub async fn setrange(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         v[offset as usize..end].copy_from_slice(patch);
         let len = v.len();
         // A string written in place is `raw` in Redis.
-        let fp = fingerprint(&v);
+        let fp = hint_fingerprint(&v);
         let update = match old {
             Some(e) => Update::SetEntry(Entry::with_flags(v, e.expires_at, e.flags)),
             None => Update::Set(v.into()),
         };
-        (update, Ok((len, Some(fp))))
+        (update, Ok((len, fp)))
     })
     .await;
     match r {
