@@ -91,6 +91,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
     /// Serves the client until it leaves, sends `QUIT`, breaks the
     /// protocol, idles out, or the server shuts down.
     pub async fn run(&mut self, shutdown: &mut Shutdown) -> io::Result<()> {
+        let _ = self.client.info.killer.set(shutdown.killer());
         loop {
             // Everything already buffered first: a batch may stop at
             // MAX_BATCH with more complete requests behind it.
@@ -134,7 +135,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
                     break;
                 }
             }
-            let read = match self.client.pubsub.as_ref().map(|s| s.mailbox.clone()) {
+            let read = match self.client.mailbox.clone() {
                 None => {
                     let idle = self.server.idle_timeout();
                     let partial = self.server.partial_request_timeout();
@@ -441,6 +442,7 @@ impl<S> Drop for RespConnection<S> {
         // gate, or no transaction could ever run again.
         self.engine.gate().leave(&mut self.client.seat);
         crate::cmd::pubsub::leave(&mut self.client, &self.server.pubsub);
+        crate::cmd::monitor_stop(&mut self.client, &self.server);
         self.server.unregister(self.client.id);
     }
 }

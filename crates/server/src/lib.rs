@@ -89,6 +89,7 @@ pub mod list;
 pub mod listener;
 mod longdouble;
 pub mod memcache;
+pub mod monitor;
 mod oplog;
 pub mod packed;
 mod patcher;

@@ -67,25 +67,48 @@ impl Space {
 
 /// One delivered message.
 #[derive(Debug)]
-struct Message {
-    /// The pattern that matched (`pmessage`), if any.
-    pattern: Option<Bytes>,
-    channel: Bytes,
-    payload: Bytes,
-    shard: bool,
+enum Message {
+    /// A publish.
+    Published {
+        /// The pattern that matched (`pmessage`), if any.
+        pattern: Option<Bytes>,
+        channel: Bytes,
+        payload: Bytes,
+        shard: bool,
+    },
+    /// A reply encoded by its sender, the same in every protocol
+    /// (`MONITOR`'s status lines).
+    Encoded(Bytes),
 }
 
 impl Message {
     /// What the message costs against the mailbox limit.
     fn size(&self) -> usize {
-        self.pattern.as_ref().map_or(0, Bytes::len) + self.channel.len() + self.payload.len() + 64
+        64 + match self {
+            Message::Published {
+                pattern,
+                channel,
+                payload,
+                ..
+            } => pattern.as_ref().map_or(0, Bytes::len) + channel.len() + payload.len(),
+            Message::Encoded(bytes) => bytes.len(),
+        }
     }
 
     /// Encodes it as Redis does: an array (RESP2) or a push (RESP3) of
     /// `message channel payload`, `pmessage pattern channel payload` or
     /// `smessage channel payload`.
     fn encode(&self, out: &mut BytesMut, proto: Proto) {
-        match &self.pattern {
+        let (pattern, channel, payload, shard) = match self {
+            Message::Published {
+                pattern,
+                channel,
+                payload,
+                shard,
+            } => (pattern, channel, payload, *shard),
+            Message::Encoded(bytes) => return out.extend_from_slice(bytes),
+        };
+        match pattern {
             Some(pattern) => {
                 reply::push(out, 4, proto);
                 reply::bulk(out, b"pmessage");
@@ -93,11 +116,11 @@ impl Message {
             }
             None => {
                 reply::push(out, 3, proto);
-                reply::bulk(out, if self.shard { b"smessage" } else { b"message" });
+                reply::bulk(out, if shard { b"smessage" } else { b"message" });
             }
         }
-        reply::bulk(out, &self.channel);
-        reply::bulk(out, &self.payload);
+        reply::bulk(out, channel);
+        reply::bulk(out, payload);
     }
 }
 
@@ -164,6 +187,11 @@ impl Mailbox {
         self.overflow.notified().await
     }
 
+    /// Posts a reply its sender encoded (`MONITOR`).
+    pub fn post_encoded(&self, reply: Bytes) {
+        self.post(Message::Encoded(reply));
+    }
+
     /// Waits until a message is posted (returns at once if one was posted
     /// since the last wait).
     pub async fn posted(&self) {
@@ -188,23 +216,14 @@ impl Mailbox {
     }
 }
 
-/// One connection's subscriptions, and its mailbox.
-#[derive(Debug)]
+/// One connection's subscriptions (their messages go to the
+/// connection's mailbox).
+#[derive(Debug, Default)]
 pub struct Subscriptions {
-    /// Where publishes to this connection go.
-    pub mailbox: Arc<Mailbox>,
     names: [HashSet<Bytes>; 3],
 }
 
 impl Subscriptions {
-    /// No subscriptions yet, and a mailbox holding at most `limit` bytes.
-    pub fn new(limit: usize) -> Self {
-        Subscriptions {
-            mailbox: Arc::new(Mailbox::new(limit)),
-            names: Default::default(),
-        }
-    }
-
     /// Subscriptions in `space`.
     pub fn count(&self, space: Space) -> usize {
         self.names[space.index()].len()
@@ -249,6 +268,7 @@ impl PubSub {
     pub fn subscribe(
         &self,
         client: u64,
+        mailbox: &Arc<Mailbox>,
         subs: &mut Subscriptions,
         space: Space,
         name: &[u8],
@@ -264,7 +284,7 @@ impl PubSub {
             .or_default()
             .push(Subscriber {
                 client,
-                mailbox: subs.mailbox.clone(),
+                mailbox: mailbox.clone(),
             });
         true
     }
@@ -319,7 +339,7 @@ impl PubSub {
         let payload = Bytes::copy_from_slice(payload);
         let mut receivers = 0;
         for s in direct.into_iter().flatten() {
-            s.mailbox.post(Message {
+            s.mailbox.post(Message::Published {
                 pattern: None,
                 channel: channel.clone(),
                 payload: payload.clone(),
@@ -335,7 +355,7 @@ impl PubSub {
                 continue;
             }
             for s in subscribers {
-                s.mailbox.post(Message {
+                s.mailbox.post(Message::Published {
                     pattern: Some(pattern.clone()),
                     channel: channel.clone(),
                     payload: payload.clone(),
@@ -375,23 +395,44 @@ impl PubSub {
 mod tests {
     use super::*;
 
-    fn drained(subs: &Subscriptions) -> Vec<u8> {
+    /// A connection's side: its subscriptions and mailbox.
+    struct Conn {
+        id: u64,
+        mailbox: Arc<Mailbox>,
+        subs: Subscriptions,
+    }
+
+    impl Conn {
+        fn new(id: u64, limit: usize) -> Self {
+            Conn {
+                id,
+                mailbox: Arc::new(Mailbox::new(limit)),
+                subs: Subscriptions::default(),
+            }
+        }
+
+        fn subscribe(&mut self, ps: &PubSub, space: Space, name: &[u8]) -> bool {
+            ps.subscribe(self.id, &self.mailbox, &mut self.subs, space, name)
+        }
+    }
+
+    fn drained(c: &Conn) -> Vec<u8> {
         let mut out = BytesMut::new();
-        subs.mailbox.drain_into(&mut out, Proto::Resp2).unwrap();
+        c.mailbox.drain_into(&mut out, Proto::Resp2).unwrap();
         out.to_vec()
     }
 
     #[test]
     fn publish_reaches_channel_and_pattern_subscribers_once_each() {
         let ps = PubSub::default();
-        let mut a = Subscriptions::new(MAILBOX_LIMIT);
-        let mut b = Subscriptions::new(MAILBOX_LIMIT);
-        assert!(ps.subscribe(1, &mut a, Space::Channel, b"news"));
-        assert!(!ps.subscribe(1, &mut a, Space::Channel, b"news"));
-        assert!(ps.subscribe(1, &mut a, Space::Pattern, b"n*"));
-        assert!(ps.subscribe(2, &mut b, Space::Shard, b"news"));
-        assert_eq!(a.reported_count(Space::Pattern), 2);
-        assert_eq!(b.reported_count(Space::Shard), 1);
+        let mut a = Conn::new(1, MAILBOX_LIMIT);
+        let mut b = Conn::new(2, MAILBOX_LIMIT);
+        assert!(a.subscribe(&ps, Space::Channel, b"news"));
+        assert!(!a.subscribe(&ps, Space::Channel, b"news"));
+        assert!(a.subscribe(&ps, Space::Pattern, b"n*"));
+        assert!(b.subscribe(&ps, Space::Shard, b"news"));
+        assert_eq!(a.subs.reported_count(Space::Pattern), 2);
+        assert_eq!(b.subs.reported_count(Space::Shard), 1);
         assert_eq!(ps.publish(b"news", b"hi", false), 2);
         assert_eq!(
             drained(&a),
@@ -409,19 +450,19 @@ mod tests {
     #[test]
     fn unsubscribing_removes_empty_names() {
         let ps = PubSub::default();
-        let mut a = Subscriptions::new(MAILBOX_LIMIT);
-        ps.subscribe(7, &mut a, Space::Channel, b"c1");
-        ps.subscribe(7, &mut a, Space::Channel, b"c2");
-        ps.subscribe(7, &mut a, Space::Pattern, b"p*");
+        let mut a = Conn::new(1, MAILBOX_LIMIT);
+        a.subscribe(&ps, Space::Channel, b"c1");
+        a.subscribe(&ps, Space::Channel, b"c2");
+        a.subscribe(&ps, Space::Pattern, b"p*");
         assert_eq!(ps.len(Space::Channel), 2);
-        assert!(ps.unsubscribe(7, &mut a, Space::Channel, b"c1"));
-        assert!(!ps.unsubscribe(7, &mut a, Space::Channel, b"c1"));
+        assert!(ps.unsubscribe(a.id, &mut a.subs, Space::Channel, b"c1"));
+        assert!(!ps.unsubscribe(a.id, &mut a.subs, Space::Channel, b"c1"));
         assert_eq!(
             ps.active(Space::Channel, None),
             vec![Bytes::from_static(b"c2")]
         );
-        ps.unsubscribe_all(7, &mut a);
-        assert_eq!(a.total(), 0);
+        ps.unsubscribe_all(a.id, &mut a.subs);
+        assert_eq!(a.subs.total(), 0);
         assert_eq!(ps.len(Space::Channel) + ps.len(Space::Pattern), 0);
         assert_eq!(ps.publish(b"c2", b"x", false), 0);
     }
@@ -429,8 +470,8 @@ mod tests {
     #[test]
     fn a_mailbox_over_its_limit_overflows_and_frees_what_it_held() {
         let ps = PubSub::default();
-        let mut a = Subscriptions::new(2000);
-        ps.subscribe(1, &mut a, Space::Channel, b"c");
+        let mut a = Conn::new(1, 2000);
+        a.subscribe(&ps, Space::Channel, b"c");
         for _ in 0..5 {
             ps.publish(b"c", &[b'x'; 150], false);
         }
@@ -450,8 +491,8 @@ mod tests {
     #[test]
     fn resp3_messages_are_pushes() {
         let ps = PubSub::default();
-        let mut a = Subscriptions::new(MAILBOX_LIMIT);
-        ps.subscribe(1, &mut a, Space::Channel, b"c");
+        let mut a = Conn::new(1, MAILBOX_LIMIT);
+        a.subscribe(&ps, Space::Channel, b"c");
         ps.publish(b"c", b"m", false);
         let mut out = BytesMut::new();
         a.mailbox.drain_into(&mut out, Proto::Resp3).unwrap();

@@ -1,4 +1,5 @@
-//! How a connection learns that the server is stopping.
+//! How a connection learns that the server is stopping, or that it was
+//! killed (`CLIENT KILL`: the same wait, one more flag).
 //!
 //! The server flips a flag once and wakes every connection; connections
 //! look at it only while waiting for a request, so a batch that is
@@ -51,6 +52,7 @@ impl ShutdownSignal {
         Shutdown {
             shared: self.shared.clone(),
             waker,
+            killed: Arc::new(AtomicBool::new(false)),
             id,
         }
     }
@@ -77,7 +79,25 @@ impl Drop for ShutdownSignal {
 pub struct Shutdown {
     shared: Arc<Shared>,
     waker: Arc<AtomicWaker>,
+    /// Set by this connection's [`Killer`].
+    killed: Arc<AtomicBool>,
     id: u64,
+}
+
+/// Stops one connection as shutdown stops them all (`CLIENT KILL`): it
+/// finishes the batch it runs, sends its replies and closes.
+#[derive(Clone, Debug)]
+pub struct Killer {
+    killed: Arc<AtomicBool>,
+    waker: Arc<AtomicWaker>,
+}
+
+impl Killer {
+    /// Tells the connection to close.
+    pub fn kill(&self) {
+        self.killed.store(true, Ordering::SeqCst);
+        self.waker.wake();
+    }
 }
 
 impl fmt::Debug for Shutdown {
@@ -89,9 +109,17 @@ impl fmt::Debug for Shutdown {
 }
 
 impl Shutdown {
-    /// True once shutdown has been signalled.
+    /// True once shutdown has been signalled, or this connection killed.
     pub fn is_shutdown(&self) -> bool {
-        self.shared.stopped.load(Ordering::SeqCst)
+        self.shared.stopped.load(Ordering::SeqCst) || self.killed.load(Ordering::SeqCst)
+    }
+
+    /// What kills this connection alone.
+    pub fn killer(&self) -> Killer {
+        Killer {
+            killed: self.killed.clone(),
+            waker: self.waker.clone(),
+        }
     }
 
     /// Waits until shutdown is signalled. Cancel-safe: dropping the future

@@ -50,6 +50,8 @@ pub struct ServerState {
     pub saves: Arc<crate::cmd::save::Saves>,
     /// Every pub/sub subscription.
     pub pubsub: crate::pubsub::PubSub,
+    /// The connections in `MONITOR` mode.
+    pub monitors: crate::monitor::Monitors,
 }
 
 /// The most error codes `INFO errorstats` tracks (Redis's
@@ -129,6 +131,7 @@ impl ServerState {
             next_client_id: AtomicU64::new(1),
             saves: Default::default(),
             pubsub: Default::default(),
+            monitors: Default::default(),
         }
     }
 
@@ -279,6 +282,10 @@ pub struct ClientInfo {
     /// Pub/sub subscriptions: channels, patterns, shard channels
     /// (`sub=`, `psub=`, `ssub=`; any makes `flags=P`).
     pub subscriptions: [AtomicU32; 3],
+    /// Closes the connection (`CLIENT KILL`); set when it starts serving.
+    pub killer: std::sync::OnceLock<crate::shutdown::Killer>,
+    /// In `MONITOR` mode (`flags=O`).
+    pub monitoring: AtomicBool,
 }
 
 /// `CLIENT UNBLOCK id TIMEOUT`: the command answers as if timed out.
@@ -314,6 +321,8 @@ impl ClientInfo {
             blocked_wake: Mutex::new(None),
             unblock: AtomicU8::new(0),
             subscriptions: Default::default(),
+            killer: Default::default(),
+            monitoring: AtomicBool::new(false),
         }
     }
 
@@ -367,6 +376,9 @@ impl ClientInfo {
     /// `flags=`: in Redis's order, the ones that apply here.
     fn flags(&self) -> String {
         let mut f = String::new();
+        if self.monitoring.load(Ordering::Relaxed) {
+            f.push('O');
+        }
         if self.is_subscriber() {
             f.push('P');
         }
@@ -452,8 +464,11 @@ pub struct ClientState {
     pub replies: ReplyMode,
     /// The running batch's calls, for `INFO commandstats`.
     pub tally: crate::cmdstats::CallTally,
-    /// Pub/sub subscriptions and their mailbox, while there are any.
+    /// Pub/sub subscriptions, while there are any.
     pub pubsub: Option<Box<crate::pubsub::Subscriptions>>,
+    /// Where pub/sub messages and `MONITOR` lines for this connection
+    /// wait, while it subscribes or monitors.
+    pub mailbox: Option<Arc<crate::pubsub::Mailbox>>,
     /// Set by a command whose reply is a push (subscribe confirmations):
     /// it is sent even when `CLIENT REPLY` turned replies off.
     pub pushed: bool,
@@ -476,6 +491,7 @@ impl ClientState {
             replies: ReplyMode::On,
             tally: Default::default(),
             pubsub: None,
+            mailbox: None,
             pushed: false,
         }
     }
@@ -500,6 +516,26 @@ impl ClientState {
     /// (un)subscribe commands, `PING`, `QUIT` and `RESET` run.
     pub fn in_subscriber_context(&self) -> bool {
         self.pubsub.is_some() && self.proto == Proto::Resp2
+    }
+
+    /// This connection's mailbox, made on first use.
+    pub fn mailbox(&mut self) -> Arc<crate::pubsub::Mailbox> {
+        self.mailbox
+            .get_or_insert_with(|| {
+                Arc::new(crate::pubsub::Mailbox::new(crate::pubsub::MAILBOX_LIMIT))
+            })
+            .clone()
+    }
+
+    /// Drops the mailbox once nothing posts to it (no subscription, not
+    /// monitoring), after moving what it holds into `out`.
+    pub fn release_mailbox(&mut self, out: &mut bytes::BytesMut) {
+        if self.pubsub.is_some() || self.info.monitoring.load(Ordering::Relaxed) {
+            return;
+        }
+        if let Some(mailbox) = self.mailbox.take() {
+            let _ = mailbox.drain_into(out, self.proto);
+        }
     }
 
     /// Switches the reply protocol.

@@ -1,7 +1,7 @@
 //! `CLIENT ID | GETNAME | SETNAME name | INFO | LIST [TYPE t] [ID id ...] |
 //! NO-EVICT on|off | REPLY ON|OFF|SKIP | SETINFO LIB-NAME|LIB-VER value |
-//! UNBLOCK id [TIMEOUT|ERROR]`: what client libraries send when they connect, and what
-//! operators look at.
+//! UNBLOCK id [TIMEOUT|ERROR] | KILL ...` (`client_kill.rs`): what client
+//! libraries send when they connect, and what operators look at.
 
 use super::{arity_error, parse_i64, unknown_subcommand, Args, Ctx, Flow, SYNTAX_ERROR};
 use crate::resp::reply;
@@ -13,7 +13,7 @@ pub fn valid_name(name: &[u8]) -> bool {
 }
 
 /// Subcommands and their arity (Redis's `client|...` table).
-const SUBCOMMANDS: [(&str, i32); 9] = [
+const SUBCOMMANDS: [(&str, i32); 10] = [
     ("id", 2),
     ("getname", 2),
     ("setname", 3),
@@ -23,6 +23,7 @@ const SUBCOMMANDS: [(&str, i32); 9] = [
     ("reply", 3),
     ("setinfo", 4),
     ("unblock", -3),
+    ("kill", -3),
 ];
 
 pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
@@ -37,6 +38,7 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     }
     let p = ctx.proto();
     match sub {
+        "kill" => return super::client_kill::run(args, ctx),
         "id" => reply::integer(ctx.out, ctx.client.id as i64),
         "getname" => {
             let name = ctx.client.info.names().name;

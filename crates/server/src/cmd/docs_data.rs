@@ -2026,6 +2026,11 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
             ]),
         ])),
     ])),
+    ("monitor", M(&[
+        ("summary", S("Listen for all requests received by the server in real time")),
+        ("since", S("1.0.0")),
+        ("group", S("server")),
+    ])),
     ("move", M(&[
         ("summary", S("Move a key to another database")),
         ("since", S("1.0.0")),

@@ -24,6 +24,7 @@ mod bitpos;
 mod bits;
 pub mod blocking;
 mod client;
+mod client_kill;
 pub mod collection;
 mod command;
 mod config;
@@ -53,6 +54,7 @@ pub mod list;
 mod memory;
 mod mget;
 mod migrate;
+mod monitor;
 mod mset;
 pub mod multi;
 mod object;
@@ -80,6 +82,7 @@ pub mod zset;
 
 pub use crate::glob::glob_match;
 pub use crate::resp::parse_i64;
+pub use monitor::stop as monitor_stop;
 use table::Cmd;
 pub use table::{lookup, lookup_index, CommandSpec, COMMANDS};
 
@@ -271,10 +274,10 @@ pub fn invalid_expire(cmd: &str) -> String {
 /// client turned replies off: `CLIENT REPLY`).
 pub async fn execute(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     use crate::state::ReplyMode;
-    if let Some(subs) = ctx.client.pubsub.as_ref().filter(|_| !ctx.client.in_exec) {
+    if let Some(mailbox) = ctx.client.mailbox.as_ref().filter(|_| !ctx.client.in_exec) {
         // Messages published before this command go out before its reply
         // (not inside EXEC's array: after it).
-        if subs.mailbox.drain_into(ctx.out, ctx.client.proto).is_err() {
+        if mailbox.drain_into(ctx.out, ctx.client.proto).is_err() {
             tracing::warn!(
                 client = ctx.client.id,
                 "closing subscriber: over its pub/sub output limit"
@@ -367,6 +370,7 @@ async fn run_command(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Cmd::PUnsubscribe => pubsub::unsubscribe(args, ctx, Space::Pattern).await,
         Cmd::SUnsubscribe => pubsub::unsubscribe(args, ctx, Space::Shard).await,
         Cmd::PubSub => pubsub::pubsub(args, ctx).await,
+        Cmd::Monitor => monitor::run(args, ctx).await,
         Cmd::Get => get::run(args, ctx).await,
         Cmd::Set => set::run(args, ctx).await,
         Cmd::SetNx => set::setnx(args, ctx).await,
@@ -587,6 +591,11 @@ async fn run_command(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     // A blocked command counts once, when it answers.
     if flow != Flow::Block {
         ctx.client.tally.call(index, failed);
+        if ctx.server.monitors.any() {
+            ctx.server
+                .monitors
+                .feed(&ctx.client.info.addr, spec.name, args);
+        }
     }
     flow
 }

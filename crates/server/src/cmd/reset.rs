@@ -9,6 +9,8 @@ use std::sync::atomic::Ordering;
 pub async fn run(_args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     ctx.client.end_transaction();
     super::pubsub::leave(ctx.client, &ctx.server.pubsub);
+    super::monitor::stop(ctx.client, ctx.server);
+    ctx.client.release_mailbox(ctx.out);
     ctx.client.set_proto(Proto::Resp2);
     ctx.client.authenticated = !ctx.server.auth_required();
     ctx.client.info.with_names(|n| n.name = None);

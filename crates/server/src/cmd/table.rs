@@ -198,6 +198,7 @@ pub(super) enum Cmd {
     Publish,
     SPublish,
     PubSub,
+    Monitor,
 }
 
 /// A command's name, arity and key positions, as `COMMAND` reports them.
@@ -420,6 +421,13 @@ pub static COMMANDS: &[CommandSpec] = &[
     spec("ssubscribe", Cmd::SSubscribe, -2, SUBSCRIBING, ALLKEYS),
     spec("sunsubscribe", Cmd::SUnsubscribe, -1, SUBSCRIBING, ALLKEYS),
     spec("pubsub", Cmd::PubSub, -2, &[], NOKEYS),
+    spec(
+        "monitor",
+        Cmd::Monitor,
+        1,
+        &["admin", "noscript", "loading", "stale"],
+        NOKEYS,
+    ),
     spec("hset", Cmd::HSet, -4, WF, KEY1),
     spec("hget", Cmd::HGet, 3, R, KEY1),
     spec("hmset", Cmd::HMSet, -4, WF, KEY1),

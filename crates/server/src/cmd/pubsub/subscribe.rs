@@ -9,7 +9,7 @@
 //! its space, and answers once with a null name when there was none.
 
 use crate::cmd::{Args, Ctx, Flow};
-use crate::pubsub::{Space, Subscriptions, MAILBOX_LIMIT};
+use crate::pubsub::Space;
 use crate::resp::{reply, Proto};
 use crate::state::ClientState;
 use bytes::BytesMut;
@@ -25,14 +25,12 @@ fn confirm(out: &mut BytesMut, proto: Proto, word: &str, name: Option<&[u8]>, co
 /// `SUBSCRIBE`, `PSUBSCRIBE` or `SSUBSCRIBE` (by `space`) every name.
 pub async fn subscribe(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, space: Space) -> Flow {
     let proto = ctx.client.proto;
-    let subs = ctx
-        .client
-        .pubsub
-        .get_or_insert_with(|| Box::new(Subscriptions::new(MAILBOX_LIMIT)));
+    let mailbox = ctx.client.mailbox();
+    let subs = ctx.client.pubsub.get_or_insert_with(Box::default);
     for i in 1..args.len() {
         ctx.server
             .pubsub
-            .subscribe(ctx.client.id, subs, space, args.get(i));
+            .subscribe(ctx.client.id, &mailbox, subs, space, args.get(i));
         let count = subs.reported_count(space);
         confirm(
             ctx.out,
@@ -97,8 +95,8 @@ pub async fn unsubscribe(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, space: Space) -
     if subs.total() == 0 {
         // Out of subscriber mode. Messages posted before the last
         // unsubscribe still go out.
-        let _ = subs.mailbox.drain_into(ctx.out, proto);
         ctx.client.pubsub = None;
+        ctx.client.release_mailbox(ctx.out);
     }
     publish_counts(ctx.client);
     Flow::Continue
