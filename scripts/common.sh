@@ -54,3 +54,32 @@ start_memcached_pair() {
   wait_for_port "$tc_port"
   wait_for_port "$mc_port"
 }
+
+# alternate_with_redis ROUNDS FN: ROUNDS times, `FN NAME PORT COMMAND...`
+# against a fresh tiercache (TIERCACHE_BIN or the release build, with the
+# config in TIERCACHE_CONFIG if set; data under $work/tc), then against a
+# fresh redis-server that persists nothing, each on a free port. FN starts
+# COMMAND pinned to core 0 (`start_pinned`), runs its load, and stops it.
+# Needs $work.
+alternate_with_redis() {
+  local rounds=$1 fn=$2 bin=${TIERCACHE_BIN:-target/release/tiercache} port
+  local config_args=()
+  [ -n "${TIERCACHE_CONFIG:-}" ] && config_args=(--config "$TIERCACHE_CONFIG")
+  for _ in $(seq "$rounds"); do
+    port=$(free_port)
+    rm -rf "$work/tc"
+    "$fn" tiercache "$port" "$bin" serve "${config_args[@]}" --data-dir "$work/tc" \
+      --resp "127.0.0.1:$port" --memcache off --admin off
+    port=$(free_port)
+    "$fn" redis-server "$port" redis-server --port "$port" --save '' --appendonly no
+  done
+}
+
+# start_pinned NAME PORT COMMAND...: COMMAND on core 0, its output in
+# $work/NAME.log; sets server_pid and returns once PORT accepts.
+start_pinned() {
+  local name=$1 port=$2; shift 2
+  taskset -c 0 "$@" >"$work/$name.log" 2>&1 &
+  server_pid=$!
+  wait_for_port "$port"
+}

@@ -4,7 +4,7 @@
 use super::{Args, Ctx, Flow, TOO_BIG};
 use crate::resp::reply;
 use crate::state::hint_fingerprint;
-use tiercache_engine::{Entry, Update};
+use tiercache_engine::Update;
 
 pub async fn append(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     let suffix = args.get(2);
@@ -21,10 +21,7 @@ pub async fn append(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         v.extend_from_slice(suffix);
         // Appending to an existing string makes it `raw` in Redis.
         let fp = old.and_then(|_| hint_fingerprint(&v));
-        let update = match old {
-            Some(e) => Update::SetEntry(Entry::with_flags(v, e.expires_at, e.flags)),
-            None => Update::Set(v.into()),
-        };
+        let update = super::rewrite_string(old, v);
         (update, Ok((len, fp)))
     })
     .await;

@@ -22,7 +22,7 @@ use super::bits::BAD_OFFSET;
 use super::{parse_i64, Args, Ctx, Flow, NOT_AN_INTEGER, SYNTAX_ERROR};
 use crate::resp::reply;
 use crate::state::hint_fingerprint;
-use tiercache_engine::{Entry, Update};
+use tiercache_engine::Update;
 
 const BAD_TYPE: &str =
     "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is.";
@@ -109,10 +109,7 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, read_only: bool) -> Flo
         if !grown && !changed && old.is_some() {
             return (Update::Keep, (answers, fp));
         }
-        let update = match old {
-            Some(e) => Update::SetEntry(Entry::with_flags(v, e.expires_at, e.flags)),
-            None => Update::Set(v.into()),
-        };
+        let update = super::rewrite_string(old, v);
         (update, (answers, fp))
     })
     .await;

@@ -6,7 +6,7 @@
 use super::{parse_i64, Args, Ctx, Flow};
 use crate::resp::reply;
 use crate::state::hint_fingerprint;
-use tiercache_engine::{Entry, Update};
+use tiercache_engine::Update;
 
 pub(super) const BAD_OFFSET: &str = "ERR bit offset is not an integer or out of range";
 const BAD_BIT: &str = "ERR bit is not an integer or out of range";
@@ -51,10 +51,7 @@ pub async fn setbit(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         }
         // A string changed in place is `raw` in Redis.
         let fp = hint_fingerprint(&v);
-        let update = match old {
-            Some(e) => Update::SetEntry(Entry::with_flags(v, e.expires_at, e.flags)),
-            None => Update::Set(v.into()),
-        };
+        let update = super::rewrite_string(old, v);
         (update, (old_bit, fp))
     })
     .await;

@@ -232,6 +232,16 @@ pub(crate) async fn update_string<T>(
         .ok_or(EngineError::WrongType)
 }
 
+/// The update that replaces a string changed in place (`APPEND`,
+/// `SETRANGE`, `SETBIT`, `BITFIELD`) by `v`: it keeps the old value's
+/// expiry and flags; a new key gets none.
+pub(crate) fn rewrite_string(old: Option<&Entry>, v: Vec<u8>) -> Update {
+    match old {
+        Some(e) => Update::SetEntry(Entry::with_flags(v, e.expires_at, e.flags)),
+        None => Update::Set(v.into()),
+    }
+}
+
 /// The reply text for an engine error, with its Redis error code.
 pub fn engine_error_message(e: &EngineError) -> String {
     match e {

@@ -5,7 +5,7 @@
 use super::{parse_i64, Args, Ctx, Flow, NOT_AN_INTEGER, TOO_BIG};
 use crate::resp::reply;
 use crate::state::hint_fingerprint;
-use tiercache_engine::{Entry, Update};
+use tiercache_engine::Update;
 
 pub async fn getrange(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     let (Some(start), Some(end)) = (parse_i64(args.get(2)), parse_i64(args.get(3))) else {
@@ -74,10 +74,7 @@ pub async fn setrange(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         let len = v.len();
         // A string written in place is `raw` in Redis.
         let fp = hint_fingerprint(&v);
-        let update = match old {
-            Some(e) => Update::SetEntry(Entry::with_flags(v, e.expires_at, e.flags)),
-            None => Update::Set(v.into()),
-        };
+        let update = super::rewrite_string(old, v);
         (update, Ok((len, fp)))
     })
     .await;
