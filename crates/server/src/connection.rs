@@ -252,6 +252,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
         let batch = &self.read_buf[..consumed];
         let out_start = self.out.len();
         let started = Instant::now();
+        // `CLIENT LIST`'s `qbuf=`: the unprocessed bytes, this batch
+        // included, as Redis's query buffer while a command runs.
+        self.client
+            .info
+            .qbuf
+            .store(self.read_buf.len() as u64, Ordering::Relaxed);
         self.client.info.last_active_ms.store(
             started.duration_since(self.client.info.created).as_millis() as u64,
             Ordering::Relaxed,
@@ -330,6 +336,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
             .add(&mut self.client.tally, started.elapsed());
         if flow != Flow::Block {
             self.read_buf.advance(consumed);
+            self.client
+                .info
+                .qbuf
+                .store(self.read_buf.len() as u64, Ordering::Relaxed);
         }
         self.server
             .commands

@@ -286,6 +286,8 @@ pub struct ClientInfo {
     pub killer: std::sync::OnceLock<crate::shutdown::Killer>,
     /// In `MONITOR` mode (`flags=O`).
     pub monitoring: AtomicBool,
+    /// Request bytes received and not yet run (`qbuf=`).
+    pub qbuf: AtomicU64,
 }
 
 /// `CLIENT UNBLOCK id TIMEOUT`: the command answers as if timed out.
@@ -323,6 +325,7 @@ impl ClientInfo {
             subscriptions: Default::default(),
             killer: Default::default(),
             monitoring: AtomicBool::new(false),
+            qbuf: AtomicU64::new(0),
         }
     }
 
@@ -418,7 +421,7 @@ impl ClientInfo {
             .saturating_sub(self.last_active_ms.load(Ordering::Relaxed) as u128)
             / 1000;
         format!(
-            "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db=0 sub={} psub={} ssub={} multi={} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}\n",
+            "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db=0 sub={} psub={} ssub={} multi={} qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}\n",
             self.id,
             self.addr,
             self.laddr,
@@ -430,6 +433,7 @@ impl ClientInfo {
             self.subscriptions[1].load(Ordering::Relaxed),
             self.subscriptions[2].load(Ordering::Relaxed),
             self.multi.load(Ordering::Relaxed),
+            self.qbuf.load(Ordering::Relaxed),
             cmd,
             self.resp.load(Ordering::Relaxed),
             text(&names.lib_name),

@@ -126,6 +126,11 @@ async fn client_list_shows_every_connection() {
     b.cmd(&["SET", "k", "v"]).await;
     let list = a.cmd(&["CLIENT", "LIST"]).await.text();
     assert!(line(&list, "beta").contains(" cmd=set "), "{list}");
+    // qbuf= is the request bytes not yet run: the caller's own command
+    // (`*2\r\n$6\r\nCLIENT\r\n$4\r\nLIST\r\n`, 26 bytes, as in Redis's
+    // test), nothing for an idle client.
+    assert!(line(&list, "alpha").contains(" qbuf=26 "), "{list}");
+    assert!(line(&list, "beta").contains(" qbuf=0 "), "{list}");
     // RESP3 clients get CLIENT INFO as a verbatim string.
     match b.cmd(&["CLIENT", "INFO"]).await {
         Reply::Verbatim(format, text) => {
