@@ -200,6 +200,47 @@ for proto in (2, 3):
     expect_error(pipe.execute, redis.exceptions.ResponseError, "unknown command")
     assert r.exists("tx:never") == 0
     r.delete("tx:n", "tx:h", "tx:balance")
+    # Pub/sub through redis-py's PubSub: confirmations, a channel and a
+    # pattern message, then unsubscribing (RESP2 arrays, RESP3 pushes).
+    ps = r.pubsub()
+    ps.subscribe("ps:news")
+    ps.psubscribe("ps:*")
+
+    def next_message():
+        deadline = time.time() + 5
+        while time.time() < deadline:
+            m = ps.get_message(timeout=1)
+            if m is not None:
+                return m
+        raise AssertionError("no pub/sub message within 5 s")
+
+    assert next_message()["type"] == "subscribe"
+    assert next_message()["type"] == "psubscribe"
+    assert r.pubsub_numsub("ps:news") == [("ps:news", 1)]
+    assert r.pubsub_numpat() == 1
+    assert r.publish("ps:news", "hello") == 2
+    m = next_message()
+    assert (m["type"], m["channel"], m["data"]) == ("message", "ps:news", "hello"), m
+    m = next_message()
+    assert (m["type"], m["pattern"], m["data"]) == ("pmessage", "ps:*", "hello"), m
+    ps.unsubscribe()
+    ps.punsubscribe()
+    assert next_message()["type"] == "unsubscribe"
+    assert next_message()["type"] == "punsubscribe"
+    ps.close()
+    assert r.publish("ps:news", "nobody") == 0
+    # MONITOR through redis-py's Monitor, which parses Redis's line format.
+    with r.monitor() as m:
+        r.set("mon:k", 'say "hi"')
+        seen = m.next_command()
+        assert seen["command"] == 'SET mon:k say "hi"', seen
+        assert seen["client_type"] == "tcp" and seen["db"] == 0, seen
+    # Bit commands.
+    r.set("bits", b"\xff\xf0\x00")
+    assert r.bitcount("bits") == 12
+    assert r.bitpos("bits", 0) == 12
+    assert r.bitfield("bits").get("u4", 8).incrby("u8", 16, 5).execute() == [15, 5]
+    r.delete("bits", "mon:k")
     # Introspection.
     info = r.info()
     assert info["redis_version"].startswith("7."), info
