@@ -111,6 +111,9 @@ pub struct EngineStats {
     pub flushes: u64,
     /// Misses answered "absent" by a key filter without asking the stores.
     pub store_lookups_skipped: u64,
+    /// Keys written or deleted since start, each write of each key once
+    /// (what Redis's `rdb_changes_since_last_save` counts from).
+    pub writes: u64,
 }
 
 const KEY_LOCK_STRIPES: usize = 1024;
@@ -169,6 +172,8 @@ pub(crate) struct Core {
     hasher: ahash::RandomState,
     hits: AtomicU64,
     misses: AtomicU64,
+    /// Keys written or deleted (`EngineStats::writes`).
+    writes: AtomicU64,
     closing: AtomicBool,
     backpressure_wait: Duration,
     /// Every exclusive store, wrapped once, with its key filter.
@@ -356,6 +361,7 @@ impl Engine {
             ..Default::default()
         };
         s.store_lookups_skipped = c.lookups_skipped.load(Ordering::Relaxed);
+        s.writes = c.writes.load(Ordering::Relaxed);
         for wb in wbs {
             s.writeback_pending += wb.pending_len() as u64;
             s.writeback_oldest_ms = s.writeback_oldest_ms.max(wb.oldest_age_ms());

@@ -26,6 +26,15 @@ async fn start(store: Arc<FlakyStore<MemoryStore>>) -> (Client, TestServer) {
     (server.client().await, server)
 }
 
+/// `INFO persistence`'s `rdb_changes_since_last_save`.
+async fn changes(c: &mut Client) -> u64 {
+    let info = c.cmd(&["INFO", "persistence"]).await.text();
+    info.lines()
+        .find_map(|l| l.strip_prefix("rdb_changes_since_last_save:"))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("rdb_changes_since_last_save in INFO")
+}
+
 fn int(r: Reply) -> i64 {
     match r {
         Reply::Int(n) => n,
@@ -53,10 +62,21 @@ async fn save_writes_everything_to_the_store_and_moves_lastsave() {
     let info = c.cmd(&["INFO", "persistence"]).await.text();
     assert!(info.contains("rdb_last_bgsave_status:err"), "{info}");
 
+    // Three keys written, none saved; the failed save changed nothing.
+    assert_eq!(changes(&mut c).await, 3);
+
     store.set_down(false);
     assert_eq!(c.cmd(&["SAVE"]).await, Reply::ok());
+    assert_eq!(changes(&mut c).await, 0);
+    // A write counts once per key it changes; one that changes nothing
+    // (SETBIT of the bit already there) counts nothing.
+    c.cmd(&["SETBIT", "bits", "3", "1"]).await;
+    c.cmd(&["SETBIT", "bits", "3", "1"]).await;
+    c.cmd(&["MSET", "m1", "1", "m2", "2"]).await;
+    assert_eq!(changes(&mut c).await, 3);
+    assert_eq!(c.cmd(&["SAVE"]).await, Reply::ok());
     let snapshot = store.inner().snapshot();
-    assert_eq!(snapshot.len(), 3, "every key is in the store");
+    assert_eq!(snapshot.len(), 6, "every key is in the store");
     assert_eq!(&snapshot[&b"a"[..]].value[..], b"1");
     let saved = int(c.cmd(&["LASTSAVE"]).await);
     assert!(saved > started, "LASTSAVE moved: {saved} vs {started}");

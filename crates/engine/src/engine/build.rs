@@ -148,6 +148,7 @@ impl EngineBuilder {
             hasher: Default::default(),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
+            writes: AtomicU64::new(0),
             closing: AtomicBool::new(false),
             backpressure_wait: self.backpressure_wait,
             key_filters: wrapped_stores.into_iter().map(|(_, w, f)| (w, f)).collect(),

@@ -240,6 +240,9 @@ impl<'a> Session<'a> {
         // write that came after its namespace was cleared.
         core.l1.clear_clean();
         core.watches.touch_all_live();
+        // One change, however many keys it removed.
+        core.writes
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(())
     }
 

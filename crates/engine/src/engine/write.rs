@@ -103,6 +103,7 @@ impl Core {
         let idx = self.router.route(&key);
         let ns = &self.namespaces[idx];
         if ns.cfg.stores.is_empty() {
+            self.writes.fetch_add(1, Ordering::Relaxed);
             self.apply_to_l1(key, op);
             return Ok(());
         }
@@ -115,6 +116,7 @@ impl Core {
         // The third prefetch step (the entry's key bytes, which the insert
         // compares): the journal append runs while they load.
         self.l1.prefetch_key(&key);
+        self.writes.fetch_add(1, Ordering::Relaxed);
         let seq = wb.write_one(key, op, |k| self.flights.invalidate(k));
         commit_through[idx] = commit_through[idx].max(seq);
         Ok(())
@@ -142,6 +144,7 @@ impl Core {
         }
         self.watches.touch(&key);
         wb.wait_for_room(self.backpressure_wait).await?;
+        self.writes.fetch_add(1, Ordering::Relaxed);
         let seq = wb.write_one_patched(key, entry, patch, |k| self.flights.invalidate(k));
         commit_through[idx] = commit_through[idx].max(seq);
         Ok(())
@@ -177,6 +180,7 @@ impl Core {
             self.watches.touch(key);
         }
         wb.wait_for_room(self.backpressure_wait).await?;
+        self.writes.fetch_add(ops.len() as u64, Ordering::Relaxed);
         let seq = wb.write_many_patched(ops, patches, |k| self.flights.invalidate(k));
         commit_through[idx] = commit_through[idx].max(seq);
         Ok(())
@@ -197,6 +201,7 @@ impl Core {
                 self.watches.touch_watched(key);
             }
         }
+        self.writes.fetch_add(ops.len() as u64, Ordering::Relaxed);
         // Almost every call touches one namespace: group without a map (or
         // any allocation) then.
         let first = ops.first().map_or(0, |(k, _)| self.router.route(k));

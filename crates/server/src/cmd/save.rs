@@ -23,6 +23,9 @@ fn unix_secs() -> u64 {
 pub struct Saves {
     /// Unix time (seconds) of the last successful save, or of the start.
     last_save: AtomicU64,
+    /// The engine's write count when the last successful save started
+    /// (`rdb_changes_since_last_save` is the writes since).
+    saved_writes: AtomicU64,
     in_progress: AtomicBool,
     last_failed: AtomicBool,
 }
@@ -31,6 +34,7 @@ impl Default for Saves {
     fn default() -> Self {
         Saves {
             last_save: AtomicU64::new(unix_secs()),
+            saved_writes: AtomicU64::new(0),
             in_progress: AtomicBool::new(false),
             last_failed: AtomicBool::new(false),
         }
@@ -43,6 +47,12 @@ impl Saves {
         self.last_save.load(Ordering::Relaxed)
     }
 
+    /// Keys written since the last successful save started, of the
+    /// `writes` the engine counts now (`EngineStats::writes`).
+    pub fn changes_since(&self, writes: u64) -> u64 {
+        writes.saturating_sub(self.saved_writes.load(Ordering::Relaxed))
+    }
+
     /// True while a `BGSAVE` runs.
     pub fn in_progress(&self) -> bool {
         self.in_progress.load(Ordering::Relaxed)
@@ -53,9 +63,11 @@ impl Saves {
         self.last_failed.load(Ordering::Relaxed)
     }
 
-    fn finished(&self, ok: bool) {
+    /// A save that started when the engine had counted `writes` ended.
+    fn finished(&self, ok: bool, writes: u64) {
         if ok {
             self.last_save.store(unix_secs(), Ordering::Relaxed);
+            self.saved_writes.fetch_max(writes, Ordering::Relaxed);
         }
         self.last_failed.store(!ok, Ordering::Relaxed);
     }
@@ -70,13 +82,14 @@ pub async fn save(_args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         ctx.error(IN_PROGRESS);
         return Flow::Continue;
     }
+    let writes = ctx.engine.stats().writes;
     match ctx.engine.flush().await {
         Ok(()) => {
-            saves.finished(true);
+            saves.finished(true, writes);
             reply::ok(ctx.out);
         }
         Err(e) => {
-            saves.finished(false);
+            saves.finished(false, writes);
             ctx.error(&engine_error_message(&e));
         }
     }
@@ -95,12 +108,13 @@ pub async fn bgsave(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         return Flow::Continue;
     }
     let engine = ctx.engine.clone();
+    let writes = engine.stats().writes;
     tokio::spawn(async move {
         let result = engine.flush().await;
         if let Err(e) = &result {
             tracing::error!(error = %e, "BGSAVE: the write-back flush failed");
         }
-        saves.finished(result.is_ok());
+        saves.finished(result.is_ok(), writes);
         saves.in_progress.store(false, Ordering::Release);
     });
     // Inside EXEC Redis defers the save and says so; the flush here runs
@@ -164,11 +178,16 @@ mod tests {
     fn a_failed_save_keeps_the_last_good_time() {
         let saves = Saves::default();
         saves.last_save.store(5, Ordering::Relaxed);
-        saves.finished(false);
+        saves.finished(false, 10);
         assert_eq!(saves.last_save(), 5);
         assert!(saves.last_failed());
-        saves.finished(true);
+        assert_eq!(saves.changes_since(12), 12, "a failed save saved nothing");
+        saves.finished(true, 10);
         assert!(saves.last_save() > 5);
         assert!(!saves.last_failed());
+        assert_eq!(saves.changes_since(12), 2, "the writes after it started");
+        // A BGSAVE that started earlier but ended later does not go back.
+        saves.finished(true, 7);
+        assert_eq!(saves.changes_since(12), 2);
     }
 }
