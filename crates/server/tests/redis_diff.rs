@@ -254,6 +254,20 @@ async fn run(script: &[Step], redis: SocketAddr, ours: SocketAddr, resp3: bool) 
     diffs
 }
 
+/// Runs `script` against a fresh redis-server (one database, as
+/// tiercache has: `SELECT` answers alike) and a fresh tiercache, over RESP2
+/// then RESP3, and fails listing every reply that differs.
+async fn matches_redis(script: Vec<Step>) {
+    let Some(redis) = RedisServer::start(&["--databases", "1"]) else {
+        return;
+    };
+    let ours = TestServer::start().await;
+    let mut diffs = run(&script, redis.addr(), ours.addr, false).await;
+    diffs.extend(run(&script, redis.addr(), ours.addr, true).await);
+    report(diffs);
+    ours.shutdown().await;
+}
+
 fn report(diffs: Vec<String>) {
     assert!(
         diffs.is_empty(),
@@ -265,120 +279,47 @@ fn report(diffs: Vec<String>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn strings_counters_expiry_and_key_space_match_redis() {
-    // One database, as tiercache has: SELECT answers alike.
-    let Some(redis) = RedisServer::start(&["--databases", "1"]) else {
-        return;
-    };
-    let ours = TestServer::start().await;
-    let script = strings_script();
-    let mut diffs = run(&script, redis.addr(), ours.addr, false).await;
-    diffs.extend(run(&script, redis.addr(), ours.addr, true).await);
-    report(diffs);
-    ours.shutdown().await;
+    matches_redis(strings_script()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hashes_match_redis() {
-    let Some(redis) = RedisServer::start(&["--databases", "1"]) else {
-        return;
-    };
-    let ours = TestServer::start().await;
-    let script = hash_script();
-    let mut diffs = run(&script, redis.addr(), ours.addr, false).await;
-    diffs.extend(run(&script, redis.addr(), ours.addr, true).await);
-    report(diffs);
-    ours.shutdown().await;
+    matches_redis(hash_script()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lists_match_redis() {
-    let Some(redis) = RedisServer::start(&["--databases", "1"]) else {
-        return;
-    };
-    let ours = TestServer::start().await;
-    let script = list_script();
-    let mut diffs = run(&script, redis.addr(), ours.addr, false).await;
-    diffs.extend(run(&script, redis.addr(), ours.addr, true).await);
-    report(diffs);
-    ours.shutdown().await;
+    matches_redis(list_script()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sets_match_redis() {
-    let Some(redis) = RedisServer::start(&["--databases", "1"]) else {
-        return;
-    };
-    let ours = TestServer::start().await;
-    let script = set_script();
-    let mut diffs = run(&script, redis.addr(), ours.addr, false).await;
-    diffs.extend(run(&script, redis.addr(), ours.addr, true).await);
-    report(diffs);
-    ours.shutdown().await;
+    matches_redis(set_script()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sort_matches_redis() {
-    let Some(redis) = RedisServer::start(&["--databases", "1"]) else {
-        return;
-    };
-    let ours = TestServer::start().await;
-    let script = sort_script();
-    let mut diffs = run(&script, redis.addr(), ours.addr, false).await;
-    diffs.extend(run(&script, redis.addr(), ours.addr, true).await);
-    report(diffs);
-    ours.shutdown().await;
+    matches_redis(sort_script()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bits_match_redis() {
-    let Some(redis) = RedisServer::start(&["--databases", "1"]) else {
-        return;
-    };
-    let ours = TestServer::start().await;
-    let script = bits_script();
-    let mut diffs = run(&script, redis.addr(), ours.addr, false).await;
-    diffs.extend(run(&script, redis.addr(), ours.addr, true).await);
-    report(diffs);
-    ours.shutdown().await;
+    matches_redis(bits_script()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sorted_sets_match_redis() {
-    let Some(redis) = RedisServer::start(&["--databases", "1"]) else {
-        return;
-    };
-    let ours = TestServer::start().await;
-    let script = zset_script();
-    let mut diffs = run(&script, redis.addr(), ours.addr, false).await;
-    diffs.extend(run(&script, redis.addr(), ours.addr, true).await);
-    report(diffs);
-    ours.shutdown().await;
+    matches_redis(zset_script()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn streams_match_redis() {
-    let Some(redis) = RedisServer::start(&["--databases", "1"]) else {
-        return;
-    };
-    let ours = TestServer::start().await;
-    let script = stream_script();
-    let mut diffs = run(&script, redis.addr(), ours.addr, false).await;
-    diffs.extend(run(&script, redis.addr(), ours.addr, true).await);
-    report(diffs);
-    ours.shutdown().await;
+    matches_redis(stream_script()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn transactions_match_redis() {
-    let Some(redis) = RedisServer::start(&["--databases", "1"]) else {
-        return;
-    };
-    let ours = TestServer::start().await;
-    let script = transactions_script();
-    let mut diffs = run(&script, redis.addr(), ours.addr, false).await;
-    diffs.extend(run(&script, redis.addr(), ours.addr, true).await);
-    report(diffs);
-    ours.shutdown().await;
+    matches_redis(transactions_script()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
