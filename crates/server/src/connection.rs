@@ -207,10 +207,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
                 }
             };
         if overflowed {
-            tracing::warn!(
-                client = self.client.id,
-                "closing subscriber: over its pub/sub output limit"
-            );
+            crate::pubsub::log_overflow(self.client.id);
             return Ok(Some(Err(ReadEnd::Eof)));
         }
         Ok(None)

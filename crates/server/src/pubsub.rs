@@ -146,6 +146,12 @@ struct Queue {
 #[derive(Debug, PartialEq, Eq)]
 pub struct Overflowed;
 
+/// Logs why `client`'s connection closes: its mailbox overflowed.
+#[cold]
+pub fn log_overflow(client: u64) {
+    tracing::warn!(client, "closing subscriber: over its pub/sub output limit");
+}
+
 impl Mailbox {
     /// An empty mailbox holding at most `limit` bytes of messages.
     pub fn new(limit: usize) -> Self {

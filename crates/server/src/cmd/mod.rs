@@ -288,10 +288,7 @@ pub async fn execute(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         // Messages published before this command go out before its reply
         // (not inside EXEC's array: after it).
         if mailbox.drain_into(ctx.out, ctx.client.proto).is_err() {
-            tracing::warn!(
-                client = ctx.client.id,
-                "closing subscriber: over its pub/sub output limit"
-            );
+            crate::pubsub::log_overflow(ctx.client.id);
             return Flow::Close;
         }
     }
