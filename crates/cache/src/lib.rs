@@ -413,14 +413,27 @@ impl<K: Hash + Eq, V, M: Measure<K, V>> Cache<K, V, M> {
     /// Removes entries expired at `now`, at most `limit`; returns how many.
     /// Pinned entries are left until they are unpinned.
     pub fn expire_due(&self, now: u64, limit: usize) -> usize {
+        self.expire_due_inner(now, limit, None)
+    }
+
+    /// [`Cache::expire_due`], appending the removed keys to `expired` (for
+    /// whoever reports expirations).
+    pub fn expire_due_into(&self, now: u64, limit: usize, expired: &mut Vec<K>) -> usize {
+        self.expire_due_inner(now, limit, Some(expired))
+    }
+
+    fn expire_due_inner(&self, now: u64, limit: usize, mut expired: Option<&mut Vec<K>>) -> usize {
         let mut removed = 0;
         for shard in self.shards.iter() {
             if removed >= limit {
                 break;
             }
-            removed += shard
-                .write()
-                .expire_due(now, limit - removed, &self.measure);
+            removed += shard.write().expire_due(
+                now,
+                limit - removed,
+                &self.measure,
+                expired.as_deref_mut(),
+            );
         }
         removed
     }

@@ -714,7 +714,15 @@ impl<K: Hash + Eq, V> Shard<K, V> {
     }
 
     /// Removes entries whose expiry has passed, at most `limit`.
-    pub(crate) fn expire_due<M: Measure<K, V>>(&mut self, now: u64, limit: usize, m: &M) -> usize {
+    /// Removes up to `limit` entries due at `now`, handing each removed
+    /// key to `expired` when given.
+    pub(crate) fn expire_due<M: Measure<K, V>>(
+        &mut self,
+        now: u64,
+        limit: usize,
+        m: &M,
+        mut expired: Option<&mut Vec<K>>,
+    ) -> usize {
         let mut due: Vec<Record> = Vec::new();
         let mut removed = 0;
         while removed < limit {
@@ -735,7 +743,10 @@ impl<K: Hash + Eq, V> Shard<K, V> {
                     && at <= now
                     && self.slab.slot(i).queue() != Queue::Pinned
                 {
-                    self.remove_at(i, m);
+                    let (key, _) = self.remove_at(i, m);
+                    if let Some(keys) = expired.as_deref_mut() {
+                        keys.push(key);
+                    }
                     self.counters.expired += 1;
                     removed += 1;
                 }

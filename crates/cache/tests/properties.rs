@@ -316,6 +316,7 @@ impl Harness {
         // (an overwrite that is rejected may or may not be counted).
         let mut target_may_count = false;
         let mut expired_now: Option<usize> = None;
+        let mut reported: Vec<u64> = Vec::new();
 
         match *op {
             Op::Get(k) => {
@@ -622,7 +623,10 @@ impl Harness {
             }
             Op::ExpireDue { limit } => {
                 let limit = limit.unwrap_or(usize::MAX);
-                let n = self.cache.expire_due(self.now, limit);
+                let mut keys = Vec::new();
+                let n = self.cache.expire_due_into(self.now, limit, &mut keys);
+                prop_assert_eq!(n, keys.len(), "step {}: removed vs reported", step);
+                reported = keys;
                 expired_now = Some(n);
                 self.expired += n as u64;
             }
@@ -661,6 +665,13 @@ impl Harness {
             .filter(|k| !after.contains_key(k))
             .copied()
             .collect();
+        if expired_now.is_some() {
+            // The keys expire_due_into reports are exactly the ones it removed.
+            reported.sort_unstable();
+            let mut gone_sorted = gone.clone();
+            gone_sorted.sort_unstable();
+            prop_assert_eq!(&reported, &gone_sorted, "step {}: reported keys", step);
+        }
 
         // 3. expire_due removes exactly the due entries.
         if let Some(n) = expired_now {

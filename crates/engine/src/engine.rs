@@ -183,6 +183,8 @@ pub(crate) struct Core {
     /// Who watches which key; every write reports to it.
     pub(crate) watches: Arc<crate::watch::Registry>,
     gate: crate::gate::Gate,
+    /// Who is told of the keys active expiry removes.
+    expiry_listeners: crate::expiry::ExpiryListeners,
 }
 
 /// The tiered cache. Cheap to share behind an `Arc`; all methods take `&self`.
@@ -207,6 +209,13 @@ impl Engine {
     /// A session whose writes are made durable together by [`Session::commit`].
     pub fn session(&self) -> Session<'_> {
         Session::new(&self.core)
+    }
+
+    /// Registers `listener` to be told of the keys active expiry removes
+    /// from the memory tier (at most every 100 ms, in batches), for as long
+    /// as it lives.
+    pub fn add_expiry_listener(&self, listener: std::sync::Weak<dyn crate::ExpiryListener>) {
+        self.core.expiry_listeners.add(listener);
     }
 
     /// An empty [`Watch`](crate::Watch): add keys with
@@ -482,7 +491,18 @@ fn spawn_background(
         loop {
             tokio::select! { _ = tick.tick() => {}, _ = stop_rx.changed() => return }
             let Some(core) = weak.upgrade() else { return };
-            core.l1.expire_due(now_ms(), 20_000);
+            let listeners = core.expiry_listeners.wanting();
+            if listeners.is_empty() {
+                core.l1.expire_due(now_ms(), 20_000);
+            } else {
+                let mut keys = Vec::new();
+                core.l1.expire_due_into(now_ms(), 20_000, &mut keys);
+                if !keys.is_empty() {
+                    for listener in &listeners {
+                        listener.expired(&keys);
+                    }
+                }
+            }
             if tokio::time::Instant::now() >= purge_at {
                 purge_at += Duration::from_secs(60);
                 for store in core.distinct_stores() {

@@ -52,6 +52,7 @@
 pub mod engine;
 pub mod entry;
 pub mod error;
+mod expiry;
 pub mod gate;
 pub mod journal;
 mod keyfilter;
@@ -72,6 +73,7 @@ pub use engine::{
 };
 pub use entry::{now_ms, parse_i64, Entry, ValueKind};
 pub use error::{EngineError, Result};
+pub use expiry::ExpiryListener;
 pub use gate::{ExclusivePass, Gate, GateSeat};
 pub use journal::{FsyncPolicy, WriteBackJournal};
 pub use keyvalue::copy_key_value;

@@ -277,6 +277,11 @@ impl MemoryTier {
         self.cache.expire_due(now, limit)
     }
 
+    /// [`MemoryTier::expire_due`], appending the keys it dropped to `keys`.
+    pub fn expire_due_into(&self, now: u64, limit: usize, keys: &mut Vec<Bytes>) -> usize {
+        self.cache.expire_due_into(now, limit, keys)
+    }
+
     /// Removes everything, pinned entries included.
     pub fn clear(&self) {
         self.cache.clear();

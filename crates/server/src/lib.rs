@@ -90,6 +90,7 @@ pub mod listener;
 mod longdouble;
 pub mod memcache;
 pub mod monitor;
+pub mod notify;
 mod oplog;
 pub mod packed;
 mod patcher;

@@ -173,6 +173,10 @@ async fn serve_protocol(
         )),
     };
     let server = Arc::new(ServerState::new(config, port));
+    if let Protocol::Resp = protocol {
+        let listener: Arc<dyn tiercache_engine::ExpiryListener> = server.clone();
+        engine.add_expiry_listener(Arc::downgrade(&listener));
+    }
     let stop = ShutdownSignal::new();
     let mut tasks = JoinSet::new();
     tokio::pin!(shutdown);

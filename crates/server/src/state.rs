@@ -52,6 +52,8 @@ pub struct ServerState {
     pub pubsub: crate::pubsub::PubSub,
     /// The connections in `MONITOR` mode.
     pub monitors: crate::monitor::Monitors,
+    /// The keyspace notification classes enabled.
+    pub keyspace_events: crate::notify::KeyspaceEvents,
 }
 
 /// The most error codes `INFO errorstats` tracks (Redis's
@@ -132,7 +134,15 @@ impl ServerState {
             saves: Default::default(),
             pubsub: Default::default(),
             monitors: Default::default(),
+            keyspace_events: Default::default(),
         }
+    }
+
+    /// Raises keyspace event `event` of `class` on `key` (Redis's
+    /// `notifyKeyspaceEvent`): one atomic load while notifications are off.
+    #[inline]
+    pub fn notify(&self, class: u32, event: &str, key: &[u8]) {
+        self.keyspace_events.notify(&self.pubsub, class, event, key);
     }
 
     /// A unique id for a new connection (`CLIENT ID`).
@@ -476,6 +486,9 @@ pub struct ClientState {
     /// Set by a command whose reply is a push (subscribe confirmations):
     /// it is sent even when `CLIENT REPLY` turned replies off.
     pub pushed: bool,
+    /// What the last one-key collection write did to its key (for the
+    /// keyspace events that follow it).
+    pub last_change: crate::cmd::collection::LastChange,
 }
 
 impl ClientState {
@@ -497,6 +510,7 @@ impl ClientState {
             pubsub: None,
             mailbox: None,
             pushed: false,
+            last_change: Default::default(),
         }
     }
 
@@ -670,4 +684,17 @@ pub enum ReplyMode {
     /// Set by `CLIENT REPLY SKIP` itself: its own reply is dropped, then
     /// `Skip`.
     SkipThis,
+}
+
+/// Keys the engine's active expiry removed become `expired` events.
+impl tiercache_engine::ExpiryListener for ServerState {
+    fn wants_expired(&self) -> bool {
+        self.keyspace_events.wants(crate::notify::class::EXPIRED)
+    }
+
+    fn expired(&self, keys: &[Bytes]) {
+        for key in keys {
+            self.notify(crate::notify::class::EXPIRED, "expired", key);
+        }
+    }
 }

@@ -155,6 +155,7 @@ impl EngineBuilder {
             lookups_skipped: AtomicU64::new(0),
             watches: Arc::default(),
             gate: Default::default(),
+            expiry_listeners: Default::default(),
         });
         let (stop, _) = tokio::sync::watch::channel(false);
         let tasks = spawn_background(&core, &stop);

@@ -142,6 +142,12 @@ impl<'a> Session<'a> {
 
     /// Deletes keys; returns how many distinct keys existed.
     pub async fn delete_many(&mut self, keys: &[Bytes]) -> Result<u64> {
+        Ok(self.delete_keys(keys).await?.len() as u64)
+    }
+
+    /// Deletes keys; returns the distinct keys that existed, in the order
+    /// first named (what a caller reporting each deletion needs).
+    pub async fn delete_keys(&mut self, keys: &[Bytes]) -> Result<Vec<Bytes>> {
         let core = self.core;
         let _locks = core.lock_keys(keys.iter().map(|k| k.as_ref())).await;
         let existing = core.read_many(keys).await?;
@@ -152,9 +158,9 @@ impl<'a> Session<'a> {
             .filter(|(k, e)| e.is_some() && seen.insert((*k).clone()))
             .map(|(k, _)| (k.clone(), None))
             .collect();
-        let n = ops.len() as u64;
+        let deleted = ops.iter().map(|(k, _)| k.clone()).collect();
         core.write_many(ops, &mut self.commit_through).await?;
-        Ok(n)
+        Ok(deleted)
     }
 
     /// Counts how many of `keys` exist (a key named twice counts twice).

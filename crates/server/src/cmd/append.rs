@@ -2,6 +2,7 @@
 //! and `STRLEN key` (0 when absent).
 
 use super::{Args, Ctx, Flow, TOO_BIG};
+use crate::notify::class;
 use crate::resp::reply;
 use crate::state::hint_fingerprint;
 use tiercache_engine::Update;
@@ -27,6 +28,7 @@ pub async fn append(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     .await;
     match r {
         Ok(Ok((len, fp))) => {
+            ctx.notify(class::STRING, "append", args.get(1));
             if let Some(fp) = fp {
                 ctx.server.encodings.note(args.get(1), fp, "raw");
             }

@@ -20,6 +20,7 @@
 
 use super::bits::BAD_OFFSET;
 use super::{parse_i64, Args, Ctx, Flow, NOT_AN_INTEGER, SYNTAX_ERROR};
+use crate::notify::class;
 use crate::resp::reply;
 use crate::state::hint_fingerprint;
 use tiercache_engine::Update;
@@ -93,6 +94,9 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, read_only: bool) -> Flo
             v.resize(needed, 0);
         }
         let mut changed = false;
+        // Writes that ran (not refused by `OVERFLOW FAIL`): Redis's
+        // `changes`, which decides the `setbit` event.
+        let mut writes = 0;
         let answers: Vec<Option<i64>> = ops
             .iter()
             .map(|op| {
@@ -101,20 +105,24 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, read_only: bool) -> Flo
                 }
                 let (answer, written) = write(&mut v, op)?;
                 changed |= written;
+                writes += 1;
                 Some(answer)
             })
             .collect();
         // A string BITFIELD writes to is `raw` in Redis, even unchanged.
         let fp = hint_fingerprint(&v);
         if !grown && !changed && old.is_some() {
-            return (Update::Keep, (answers, fp));
+            return (Update::Keep, (answers, fp, writes));
         }
         let update = super::rewrite_string(old, v);
-        (update, (answers, fp))
+        (update, (answers, fp, writes))
     })
     .await;
     match r {
-        Ok((answers, fp)) => {
+        Ok((answers, fp, writes)) => {
+            if writes > 0 {
+                ctx.notify(class::STRING, "setbit", args.get(1));
+            }
             if let Some(fp) = fp {
                 ctx.server.encodings.note(args.get(1), fp, "raw");
             }

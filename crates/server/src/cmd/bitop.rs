@@ -15,6 +15,7 @@
 //! value limits.
 
 use super::{Args, Ctx, Flow, SYNTAX_ERROR, WRONGTYPE};
+use crate::notify::class;
 use crate::resp::reply;
 use crate::state::hint_fingerprint;
 use tiercache_engine::{Change, Entry, ValueKind};
@@ -72,11 +73,19 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             } else {
                 Change::Keep
             };
-            (changes, Some((len, fp)))
+            let event = match changes[n - 1] {
+                Change::Put(_) => Some((class::STRING, "set")),
+                Change::Delete => Some((class::GENERIC, "del")),
+                _ => None,
+            };
+            (changes, Some((len, fp, event)))
         })
         .await;
     match r {
-        Ok(Some((len, fp))) => {
+        Ok(Some((len, fp, event))) => {
+            if let Some((class, event)) = event {
+                ctx.notify(class, event, args.get(2));
+            }
             if let Some(fp) = fp {
                 // A string built by BITOP is `raw` in Redis.
                 ctx.server.encodings.note(args.get(2), fp, "raw");

@@ -4,6 +4,7 @@
 //! of the first byte, as in Redis.
 
 use super::{parse_i64, Args, Ctx, Flow};
+use crate::notify::class;
 use crate::resp::reply;
 use crate::state::hint_fingerprint;
 use tiercache_engine::Update;
@@ -57,6 +58,7 @@ pub async fn setbit(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     .await;
     match r {
         Ok((old_bit, fp)) => {
+            ctx.notify(class::STRING, "setbit", args.get(1));
             if let Some(fp) = fp {
                 ctx.server.encodings.note(args.get(1), fp, "raw");
             }

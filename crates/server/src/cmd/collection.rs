@@ -245,9 +245,33 @@ pub async fn modify<C: Collection, T>(
     .await
 }
 
+/// What a collection write did to its key: recorded by [`modify_entry`]
+/// in `ClientState::last_change`, read by [`notify_change`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LastChange {
+    /// Nothing was written (or the write failed).
+    #[default]
+    Unchanged,
+    /// The key was written.
+    Written,
+    /// The key was deleted (the collection was emptied).
+    Deleted,
+}
+
+impl LastChange {
+    fn of(change: &Change) -> Self {
+        match change {
+            Change::Keep => LastChange::Unchanged,
+            Change::Delete => LastChange::Deleted,
+            _ => LastChange::Written,
+        }
+    }
+}
+
 /// One `Session::modify` of `key`: `f` gets its entry (under the key's
 /// lock) and the value size limit, and returns the change to make and the
-/// answer or error reply.
+/// answer or error reply. What it did is left in
+/// `ctx.client.last_change`.
 pub async fn modify_entry<T>(
     ctx: &mut Ctx<'_, '_>,
     key: &[u8],
@@ -255,9 +279,56 @@ pub async fn modify_entry<T>(
 ) -> Result<T, String> {
     let key = Bytes::copy_from_slice(key);
     let max = ctx.server.config.limits.max_bulk_len;
-    match ctx.session.modify(key, |old| f(old, max)).await {
+    let mut last = LastChange::Unchanged;
+    let r = ctx
+        .session
+        .modify(key, |old| {
+            let (change, answer) = f(old, max);
+            last = LastChange::of(&change);
+            (change, answer)
+        })
+        .await;
+    ctx.client.last_change = match &r {
+        Ok(_) => last,
+        Err(_) => LastChange::Unchanged,
+    };
+    match r {
         Ok(m) => m.result,
         Err(e) => Err(engine_error_message(&e)),
+    }
+}
+
+/// The keyspace events of the collection write just made on `key`
+/// through [`modify_entry`] (or [`modify`], [`modify_stored`]): `event`
+/// if the key changed, then `del` if the write emptied it, as Redis
+/// raises them.
+pub fn notify_change(ctx: &Ctx<'_, '_>, class: u32, event: &str, key: &[u8]) {
+    match ctx.client.last_change {
+        LastChange::Unchanged => {}
+        LastChange::Written => ctx.notify(class, event, key),
+        LastChange::Deleted => {
+            ctx.notify(class, event, key);
+            ctx.notify(crate::notify::class::GENERIC, "del", key);
+        }
+    }
+}
+
+/// The events of a `*STORE` command's write of `dst` (`SINTERSTORE`,
+/// `ZUNIONSTORE`, `SORT ... STORE`...), as Redis raises them: `event` when
+/// the result was stored, `del` when an empty result deleted a key that
+/// existed, nothing otherwise.
+pub fn notify_stored(
+    ctx: &Ctx<'_, '_>,
+    class: u32,
+    event: &str,
+    dst: &[u8],
+    stored: bool,
+    existed: bool,
+) {
+    if stored {
+        ctx.notify(class, event, dst);
+    } else if existed {
+        ctx.notify(crate::notify::class::GENERIC, "del", dst);
     }
 }
 
@@ -325,17 +396,26 @@ pub async fn take_from_first<C: Collection, T>(
     if let [key] = keys {
         // One key (a `BLPOP` on one queue): a one-key write, which
         // write-back can journal as a patch.
+        let mut last = LastChange::Unchanged;
         let r = ctx
             .session
             .modify(key.clone(), |old| {
-                take_from::<C, T>(old, skip_wrong_type, max, &mut take)
+                let (change, taken) = take_from::<C, T>(old, skip_wrong_type, max, &mut take);
+                last = LastChange::of(&change);
+                (change, taken)
             })
             .await;
+        ctx.client.last_change = if r.is_ok() {
+            last
+        } else {
+            LastChange::Unchanged
+        };
         return match r {
             Ok(m) => m.result.map(|t| t.map(|t| (0, t))),
             Err(e) => Err(engine_error_message(&e)),
         };
     }
+    let mut last = LastChange::Unchanged;
     let r = ctx
         .session
         .modify_many(keys.to_vec(), |found| {
@@ -344,6 +424,7 @@ pub async fn take_from_first<C: Collection, T>(
                 match take_from::<C, T>(entry.as_ref(), skip_wrong_type, max, &mut take) {
                     (_, Ok(None)) => continue,
                     (change, Ok(Some(t))) => {
+                        last = LastChange::of(&change);
                         changes[at] = change;
                         return (changes, Ok(Some((at, t))));
                     }
@@ -353,6 +434,11 @@ pub async fn take_from_first<C: Collection, T>(
             (changes, Ok(None))
         })
         .await;
+    ctx.client.last_change = if r.is_ok() {
+        last
+    } else {
+        LastChange::Unchanged
+    };
     r.map_err(|e| engine_error_message(&e))?
 }
 

@@ -31,6 +31,8 @@ enum Set {
     Timeout,
     /// Changes the password.
     Requirepass,
+    /// Changes the keyspace notification classes.
+    NotifyKeyspaceEvents,
     /// A byte size (`100mb`); only the current value is accepted.
     Memory,
     /// `yes`/`no`; only the current value.
@@ -135,7 +137,11 @@ fn params(ctx: &Ctx<'_, '_>) -> Vec<(&'static str, String, Set)> {
             config.limits.max_bulk_len.to_string(),
             Set::Memory,
         ),
-        ("notify-keyspace-events", String::new(), Set::Same),
+        (
+            "notify-keyspace-events",
+            crate::notify::format_flags(ctx.server.keyspace_events.flags()),
+            Set::NotifyKeyspaceEvents,
+        ),
         ("cluster-enabled", "no".into(), Set::Immutable),
         ("replica-read-only", "yes".into(), Set::Bool),
         ("slave-read-only", "yes".into(), Set::Bool),
@@ -253,6 +259,10 @@ fn set(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) {
                 Err(_) => return fail(ctx, "argument couldn't be parsed into an integer"),
             },
             Set::Requirepass => true,
+            Set::NotifyKeyspaceEvents => match crate::notify::parse_flags(&text) {
+                Some(_) => true,
+                None => return fail(ctx, "Invalid event class character. Use 'Ag$lshzxeKEtmdn'."),
+            },
             Set::Memory => match memory_value(&text) {
                 Some(v) => v.to_string() == *current,
                 None => return fail(ctx, "argument must be a memory value"),
@@ -297,6 +307,10 @@ fn set(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) {
                 ctx.server.set_idle_timeout(Duration::from_secs(secs));
             }
             Set::Requirepass => ctx.server.set_requirepass(value),
+            Set::NotifyKeyspaceEvents => {
+                let flags = crate::notify::parse_flags(&String::from_utf8_lossy(value));
+                ctx.server.keyspace_events.set_flags(flags.unwrap_or(0));
+            }
             Set::Tunable(name, range) => {
                 if let Ok(n) = tunable_value(value, range) {
                     ctx.server.set_tunable(name, n);

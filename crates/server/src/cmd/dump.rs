@@ -12,6 +12,7 @@
 //! eviction keeps no per-key idle time or counter that a client sets.
 
 use super::{parse_i64, Args, Ctx, Flow, NOT_AN_INTEGER, SYNTAX_ERROR};
+use crate::notify::class;
 use crate::rdb;
 use crate::resp::reply;
 use bytes::Bytes;
@@ -66,21 +67,22 @@ pub async fn restore(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             match value {
                 Err(msg) => (Change::Keep, Err(msg)),
                 // Already expired: the key is gone (deleted with REPLACE).
-                Ok(entry) if entry.is_expired_at(now) => (
-                    if old.is_some() {
-                        Change::Delete
-                    } else {
-                        Change::Keep
-                    },
-                    Ok(()),
-                ),
-                Ok(entry) => (Change::Exact(entry), Ok(())),
+                Ok(entry) if entry.is_expired_at(now) => match old {
+                    Some(_) => (Change::Delete, Ok(Some("del"))),
+                    None => (Change::Keep, Ok(None)),
+                },
+                Ok(entry) => (Change::Exact(entry), Ok(Some("restore"))),
             }
         })
         .await;
     match outcome {
         Ok(m) => match m.result {
-            Ok(()) => reply::ok(ctx.out),
+            Ok(event) => {
+                if let Some(event) = event {
+                    ctx.notify(class::GENERIC, event, args.get(1));
+                }
+                reply::ok(ctx.out)
+            }
             Err(msg) => ctx.error(&msg),
         },
         Err(e) => ctx.engine_error(&e),

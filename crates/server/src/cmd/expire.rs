@@ -5,6 +5,7 @@
 //! and the write are one atomic engine update, as in Redis.
 
 use super::{invalid_expire, parse_i64, Args, Ctx, Flow, NOT_AN_INTEGER};
+use crate::notify::class;
 use crate::resp::reply;
 use tiercache_engine::{now_ms, Entry, Update};
 
@@ -105,7 +106,18 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, unit: Unit, absolute: b
         })
         .await;
     match r {
-        Ok(n) => reply::integer(ctx.out, n),
+        Ok(n) => {
+            if n == 1 {
+                // A time already past deleted the key.
+                let event = if when <= now_ms() as i64 {
+                    "del"
+                } else {
+                    "expire"
+                };
+                ctx.notify(class::GENERIC, event, args.get(1));
+            }
+            reply::integer(ctx.out, n)
+        }
         Err(e) => ctx.engine_error(&e),
     }
     Flow::Continue

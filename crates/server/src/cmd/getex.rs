@@ -4,8 +4,9 @@
 
 use super::set::{expiry_ms, parse_options};
 use super::{Args, Ctx, Flow, SYNTAX_ERROR};
+use crate::notify::class;
 use crate::resp::reply;
-use tiercache_engine::{Entry, SetOptions, Update};
+use tiercache_engine::{now_ms, Entry, SetOptions, Update};
 
 /// `GETSET key value`: the old value (or null); the key loses its TTL,
 /// as with a plain `SET`.
@@ -15,7 +16,10 @@ pub async fn getset(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         ..Default::default()
     };
     match ctx.session.set(args.bytes(1), args.bytes(2), opts).await {
-        Ok(outcome) => ctx.bulk_or_null(outcome.old.as_ref().map(|e| &e.value[..])),
+        Ok(outcome) => {
+            ctx.notify(class::STRING, "set", args.get(1));
+            ctx.bulk_or_null(outcome.old.as_ref().map(|e| &e.value[..]))
+        }
         Err(e) => ctx.engine_error(&e),
     }
     Flow::Continue
@@ -28,7 +32,12 @@ pub async fn getdel(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     })
     .await;
     match r {
-        Ok(v) => ctx.bulk_or_null(v.as_deref()),
+        Ok(v) => {
+            if v.is_some() {
+                ctx.notify(class::GENERIC, "del", args.get(1));
+            }
+            ctx.bulk_or_null(v.as_deref())
+        }
         Err(e) => ctx.engine_error(&e),
     }
     Flow::Continue
@@ -57,18 +66,31 @@ pub async fn getex(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         let Some(e) = old else {
             return (Update::Keep, None);
         };
-        let update = match at {
-            Some(at) => Update::SetEntry(Entry::with_flags(e.value.clone(), Some(at), e.flags)),
-            None if persist && e.expires_at.is_some() => {
-                Update::SetEntry(Entry::with_flags(e.value.clone(), None, e.flags))
-            }
-            None => Update::Keep,
+        let (update, event) = match at {
+            Some(at) if at <= now_ms() => (
+                Update::SetEntry(Entry::with_flags(e.value.clone(), Some(at), e.flags)),
+                Some((class::GENERIC, "del")),
+            ),
+            Some(at) => (
+                Update::SetEntry(Entry::with_flags(e.value.clone(), Some(at), e.flags)),
+                Some((class::GENERIC, "expire")),
+            ),
+            None if persist && e.expires_at.is_some() => (
+                Update::SetEntry(Entry::with_flags(e.value.clone(), None, e.flags)),
+                Some((class::GENERIC, "persist")),
+            ),
+            None => (Update::Keep, None),
         };
-        (update, Some(e.value.clone()))
+        (update, Some((e.value.clone(), event)))
     })
     .await;
     match r {
-        Ok(v) => ctx.bulk_or_null(v.as_deref()),
+        Ok(found) => {
+            if let Some((_, Some((class, event)))) = &found {
+                ctx.notify(*class, event, args.get(1));
+            }
+            ctx.bulk_or_null(found.as_ref().map(|(v, _)| &v[..]))
+        }
         Err(e) => ctx.engine_error(&e),
     }
     Flow::Continue

@@ -2,6 +2,7 @@
 //! file because they are one engine call with different deltas.
 
 use super::{parse_i64, Args, Ctx, Flow, NOT_AN_INTEGER};
+use crate::notify::class;
 use crate::resp::reply;
 
 /// Where the delta comes from.
@@ -31,7 +32,10 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, delta: Delta) -> Flow {
         },
     };
     match ctx.session.incr_by(args.bytes(1), delta).await {
-        Ok(n) => reply::integer(ctx.out, n),
+        Ok(n) => {
+            ctx.notify(class::STRING, "incrby", args.get(1));
+            reply::integer(ctx.out, n)
+        }
         Err(e) => ctx.engine_error(&e),
     }
     Flow::Continue

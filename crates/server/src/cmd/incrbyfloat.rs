@@ -11,6 +11,7 @@
 
 use super::{Args, Ctx, Flow};
 use crate::longdouble::{Dec, LongDouble};
+use crate::notify::class;
 use crate::resp::reply;
 use tiercache_engine::{Entry, Update};
 
@@ -39,6 +40,7 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     .await;
     match r {
         Ok(Ok(sum)) => {
+            ctx.notify(class::STRING, "incrbyfloat", args.get(1));
             // Redis stores the sum as a string object, never `int`.
             if let Some(fp) = crate::state::hint_fingerprint(&sum) {
                 ctx.server.encodings.note(args.get(1), fp, "embstr");

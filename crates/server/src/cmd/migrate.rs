@@ -14,6 +14,7 @@
 //! cas unique unchanged), never a value written since.
 
 use super::{parse_i64, Args, Ctx, Flow, NOT_AN_INTEGER, SYNTAX_ERROR};
+use crate::notify::class;
 use crate::rdb;
 use crate::resp::reply;
 use bytes::{Bytes, BytesMut};
@@ -241,13 +242,17 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             let deleted = ctx
                 .session
                 .modify(key.clone(), |old| match old {
-                    Some(e) if e.cas == cas => (Change::Delete, ()),
-                    _ => (Change::Keep, ()),
+                    Some(e) if e.cas == cas => (Change::Delete, true),
+                    _ => (Change::Keep, false),
                 })
                 .await;
-            if let Err(e) = deleted {
-                ctx.engine_error(&e);
-                return Flow::Continue;
+            match deleted {
+                Ok(m) if m.result => ctx.notify(class::GENERIC, "del", key),
+                Ok(_) => {}
+                Err(e) => {
+                    ctx.engine_error(&e);
+                    return Flow::Continue;
+                }
             }
         }
     }

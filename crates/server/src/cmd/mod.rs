@@ -199,6 +199,13 @@ impl Ctx<'_, '_> {
     pub fn error(&mut self, msg: &str) {
         reply::error(self.out, msg);
     }
+
+    /// Raises keyspace event `event` of `class` (`crate::notify::class`)
+    /// on `key`, where Redis raises it.
+    #[inline]
+    pub fn notify(&self, class: u32, event: &str, key: &[u8]) {
+        self.server.notify(class, event, key);
+    }
 }
 
 /// [`Session::get`] for a string command: a key holding another kind (a

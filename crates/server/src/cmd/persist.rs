@@ -1,6 +1,7 @@
 //! `PERSIST key`: 1 when the key had an expiry and lost it, else 0.
 
 use super::{Args, Ctx, Flow};
+use crate::notify::class;
 use crate::resp::reply;
 use tiercache_engine::{Entry, Update};
 
@@ -16,7 +17,12 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         })
         .await;
     match r {
-        Ok(n) => reply::integer(ctx.out, n),
+        Ok(n) => {
+            if n == 1 {
+                ctx.notify(class::GENERIC, "persist", args.get(1));
+            }
+            reply::integer(ctx.out, n)
+        }
         Err(e) => ctx.engine_error(&e),
     }
     Flow::Continue

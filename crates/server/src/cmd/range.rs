@@ -3,6 +3,7 @@
 //! ones are clamped) and zero padding.
 
 use super::{parse_i64, Args, Ctx, Flow, NOT_AN_INTEGER, TOO_BIG};
+use crate::notify::class;
 use crate::resp::reply;
 use crate::state::hint_fingerprint;
 use tiercache_engine::Update;
@@ -80,6 +81,9 @@ pub async fn setrange(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     .await;
     match r {
         Ok(Ok((len, fp))) => {
+            if !patch.is_empty() {
+                ctx.notify(class::STRING, "setrange", args.get(1));
+            }
             if let Some(fp) = fp {
                 ctx.server.encodings.note(args.get(1), fp, "raw");
             }

@@ -6,6 +6,7 @@
 //! the same database.
 
 use super::{parse_i64, Args, Ctx, Flow, NOT_AN_INTEGER, SYNTAX_ERROR};
+use crate::notify::class;
 use crate::resp::reply;
 use tiercache_engine::MoveOutcome;
 
@@ -16,6 +17,11 @@ const DB_OUT_OF_RANGE: &str = "ERR DB index is out of range";
 
 pub async fn rename(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, nx: bool) -> Flow {
     let r = ctx.session.rename(args.bytes(1), args.bytes(2), nx).await;
+    // Renaming a key to itself changes nothing, and Redis says nothing.
+    if matches!(r, Ok(MoveOutcome::Done)) && args.get(1) != args.get(2) {
+        ctx.notify(class::GENERIC, "rename_from", args.get(1));
+        ctx.notify(class::GENERIC, "rename_to", args.get(2));
+    }
     match r {
         Ok(MoveOutcome::NoSource) => reply::error(ctx.out, "ERR no such key"),
         Ok(MoveOutcome::TargetExists) => reply::integer(ctx.out, 0),
@@ -60,7 +66,10 @@ pub async fn copy(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         .copy(args.bytes(1), args.bytes(2), replace)
         .await
     {
-        Ok(MoveOutcome::Done) => reply::integer(ctx.out, 1),
+        Ok(MoveOutcome::Done) => {
+            ctx.notify(class::GENERIC, "copy_to", args.get(2));
+            reply::integer(ctx.out, 1)
+        }
         Ok(_) => reply::integer(ctx.out, 0),
         Err(e) => ctx.engine_error(&e),
     }

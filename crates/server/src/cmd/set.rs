@@ -4,7 +4,9 @@
 //! the expire-time checks are shared with `GETEX`.
 
 use super::{invalid_expire, parse_i64, Args, Ctx, Flow, NOT_AN_INTEGER, SYNTAX_ERROR};
+use crate::notify::class;
 use crate::resp::reply;
+use bytes::Bytes;
 use tiercache_engine::{now_ms, SetCondition, SetExpiry, SetOptions};
 
 /// The four ways to give an expiry.
@@ -131,7 +133,12 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         return_old: o.get,
     };
     let (key, value) = args.key_value(1, 2);
-    match ctx.session.set(key, value, opts).await {
+    let has_expiry = o.expire.is_some();
+    let r = ctx.session.set(key.clone(), value, opts).await;
+    if r.as_ref().is_ok_and(|outcome| outcome.applied) {
+        notify_set(ctx, &key, has_expiry);
+    }
+    match r {
         Ok(outcome) if opts.return_old => {
             ctx.bulk_or_null(outcome.old.as_ref().map(|e| &e.value[..]));
         }
@@ -149,8 +156,13 @@ pub async fn setnx(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         ..Default::default()
     };
     let (key, value) = args.key_value(1, 2);
-    match ctx.session.set(key, value, opts).await {
-        Ok(outcome) => reply::integer(ctx.out, outcome.applied as i64),
+    match ctx.session.set(key.clone(), value, opts).await {
+        Ok(outcome) => {
+            if outcome.applied {
+                notify_set(ctx, &key, false);
+            }
+            reply::integer(ctx.out, outcome.applied as i64)
+        }
         Err(e) => ctx.engine_error(&e),
     }
     Flow::Continue
@@ -174,11 +186,23 @@ pub async fn setex(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, unit: Unit) -> Flow {
         ..Default::default()
     };
     let (key, value) = args.key_value(1, 3);
-    match ctx.session.set(key, value, opts).await {
-        Ok(_) => reply::ok(ctx.out),
+    match ctx.session.set(key.clone(), value, opts).await {
+        Ok(_) => {
+            notify_set(ctx, &key, true);
+            reply::ok(ctx.out)
+        }
         Err(e) => ctx.engine_error(&e),
     }
     Flow::Continue
+}
+
+/// The events of a `SET` that applied: `set`, then `expire` when it gave
+/// an expiry (even one already past, as Redis).
+pub(crate) fn notify_set(ctx: &Ctx<'_, '_>, key: &[u8], expiry: bool) {
+    ctx.notify(class::STRING, "set", key);
+    if expiry {
+        ctx.notify(class::GENERIC, "expire", key);
+    }
 }
 
 /// True for `SET key value` without options, from a client that may run it,
@@ -202,16 +226,25 @@ pub fn is_plain(args: &Args<'_>, ctx: &Ctx<'_, '_>) -> bool {
 pub async fn run_plain_batch(requests: &[Args<'_>], ctx: &mut Ctx<'_, '_>) {
     let index = super::lookup_index(b"set").expect("SET is in the table");
     ctx.client.info.set_last_command(index);
-    let entries = requests
+    let entries: Vec<_> = requests
         .iter()
         .map(|args| {
             let (key, value) = args.key_value(1, 2);
             (key, tiercache_engine::Entry::new(value))
         })
         .collect();
+    // Only when someone listens: the keys are kept for the events.
+    let keys: Vec<Bytes> = if ctx.server.keyspace_events.wants(class::STRING) {
+        entries.iter().map(|(k, _)| k.clone()).collect()
+    } else {
+        Vec::new()
+    };
     let n = requests.len() as u32;
     match ctx.session.set_many(entries).await {
         Ok(()) => {
+            for key in &keys {
+                ctx.notify(class::STRING, "set", key);
+            }
             for _ in requests {
                 reply::ok(ctx.out);
             }

@@ -173,10 +173,12 @@ async fn sort_and_store(
     for _ in 0..MAX_ROUNDS {
         let mut locked = keys.clone();
         locked.push(dest.clone());
+        let mut existed = false;
         let round = ctx
             .session
             .modify_many(locked, |entries| {
                 let n = entries.len();
+                existed = entries[n - 1].is_some();
                 let mut changes = vec![Change::Keep; n];
                 let found: Found = keys.iter().cloned().zip(entries.iter().cloned()).collect();
                 let round = sort_round(entries[0].as_ref(), &found, opts);
@@ -195,7 +197,18 @@ async fn sort_and_store(
             .await
             .map_err(|e| engine_error_message(&e))?;
         match round {
-            Round::Done(items) => return Ok(Sorted::Stored(items.len())),
+            Round::Done(items) => {
+                let stored = !items.is_empty();
+                super::collection::notify_stored(
+                    ctx,
+                    crate::notify::class::LIST,
+                    "sortstore",
+                    &dest,
+                    stored,
+                    existed,
+                );
+                return Ok(Sorted::Stored(items.len()));
+            }
             Round::Need(more) => keys.extend(more),
             Round::Failed(msg) => return Err(msg),
         }

@@ -10,6 +10,7 @@ use crate::cmd::collection::{self, StoredEdit};
 use crate::cmd::incrbyfloat::{check_hash_increment, hash_add};
 use crate::cmd::{arity_error, parse_i64, Args, Ctx, Flow, NOT_AN_INTEGER};
 use crate::hash::Hash;
+use crate::notify::class;
 use crate::resp::reply;
 use bytes::Bytes;
 
@@ -41,6 +42,9 @@ pub async fn hset(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, kind: SetReply) -> Flo
             .map(|i| (args.bytes(i), args.bytes(i + 1)));
         modify_hash(ctx, args.get(1), |h| Ok((h.set_many(pairs), true))).await
     };
+    if r.is_ok() {
+        collection::notify_change(ctx, class::HASH, "hset", args.get(1));
+    }
     match r {
         Ok(_) if kind == SetReply::Ok => reply::ok(ctx.out),
         Ok(added) => reply::integer(ctx.out, added as i64),
@@ -118,6 +122,9 @@ pub async fn hsetnx(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         })
     })
     .await;
+    if r.is_ok() {
+        collection::notify_change(ctx, class::HASH, "hset", args.get(1));
+    }
     match r {
         Ok(n) => reply::integer(ctx.out, n),
         Err(msg) => ctx.error(&msg),
@@ -133,6 +140,9 @@ pub async fn hdel(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Ok((removed, removed > 0))
     })
     .await;
+    if r.is_ok() {
+        collection::notify_change(ctx, class::HASH, "hdel", args.get(1));
+    }
     match r {
         Ok(n) => reply::integer(ctx.out, n as i64),
         Err(msg) => ctx.error(&msg),
@@ -157,6 +167,9 @@ pub async fn hincrby(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Ok((Some(new.to_string().into()), new))
     })
     .await;
+    if r.is_ok() {
+        collection::notify_change(ctx, class::HASH, "hincrby", args.get(1));
+    }
     match r {
         Ok(n) => reply::integer(ctx.out, n),
         Err(msg) => ctx.error(&msg),
@@ -177,6 +190,9 @@ pub async fn hincrbyfloat(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Ok((Some(sum.clone().into()), sum))
     })
     .await;
+    if r.is_ok() {
+        collection::notify_change(ctx, class::HASH, "hincrbyfloat", args.get(1));
+    }
     match r {
         Ok(sum) => reply::bulk(ctx.out, &sum),
         Err(msg) => ctx.error(&msg),

@@ -6,6 +6,7 @@ use super::{pop_end, push_end, End};
 use crate::cmd::collection::{self, collection_of, store_patched};
 use crate::cmd::{arity_error, engine_error_message, parse_i64, Args, Ctx, Flow, SYNTAX_ERROR};
 use crate::list::List;
+use crate::notify::class;
 use crate::resp::reply;
 use bytes::Bytes;
 use tiercache_engine::Change;
@@ -37,6 +38,7 @@ pub async fn pop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, end: End) -> Flow {
         Ok((Some(popped), n > 0))
     })
     .await;
+    collection::notify_change(ctx, class::LIST, name, args.get(1));
     let proto = ctx.proto();
     match (r, count) {
         (Err(msg), _) => ctx.error(&msg),
@@ -67,6 +69,16 @@ pub async fn lmpop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Ok(Some((at, popped))) => reply_mpop(ctx, &keys[at], &popped),
     }
     Flow::Continue
+}
+
+/// The events of a pop from `end` of `key` just made by [`pop_first`]:
+/// `lpop` or `rpop`, then `del` if it emptied the list.
+fn notify_pop(ctx: &Ctx<'_, '_>, end: End, key: &[u8]) {
+    let event = match end {
+        End::Left => "lpop",
+        End::Right => "rpop",
+    };
+    collection::notify_change(ctx, class::LIST, event, key);
 }
 
 /// `[key, [elements]]`, `LMPOP`'s reply.
@@ -123,7 +135,7 @@ pub async fn pop_first(
     count: u64,
     skip_wrong_type: bool,
 ) -> Result<Option<(usize, Vec<Bytes>)>, String> {
-    collection::take_from_first::<List, _>(ctx, keys, skip_wrong_type, |l| {
+    let r = collection::take_from_first::<List, _>(ctx, keys, skip_wrong_type, |l| {
         let n = count.min(l.len() as u64) as usize;
         let mut popped = Vec::with_capacity(n);
         for _ in 0..n {
@@ -131,7 +143,11 @@ pub async fn pop_first(
         }
         Ok(popped)
     })
-    .await
+    .await;
+    if let Ok(Some((at, _))) = &r {
+        notify_pop(ctx, end, &keys[*at]);
+    }
+    r
 }
 
 /// `LMOVE source destination LEFT|RIGHT LEFT|RIGHT`, and `RPOPLPUSH source
@@ -170,7 +186,7 @@ pub async fn move_one(
 ) -> Result<Option<Bytes>, String> {
     if src == dst {
         // One list: rotate it (or nothing, for one element at the same end).
-        return collection::modify::<List, _>(ctx, src, |l| {
+        let r = collection::modify::<List, _>(ctx, src, |l| {
             let Some(e) = pop_end(l, from)? else {
                 return Ok((None, false));
             };
@@ -179,6 +195,10 @@ pub async fn move_one(
         })
         .await
         .or_else(|msg| if skip_wrong_type { Ok(None) } else { Err(msg) });
+        if let Ok(Some(_)) = r {
+            notify_move(ctx, src, dst, (from, to), false);
+        }
+        return r;
     }
     let max = ctx.server.config.limits.max_bulk_len;
     let keys = vec![Bytes::copy_from_slice(src), Bytes::copy_from_slice(dst)];
@@ -206,15 +226,32 @@ pub async fn move_one(
             if let Err(msg) = push_end(&mut target, to, e.clone()) {
                 return (keep, Err(msg));
             }
+            let emptied = source.is_empty();
             let changes = store_patched(found[0].as_ref(), &mut source, max)
                 .and_then(|s| Ok(vec![s, store_patched(found[1].as_ref(), &mut target, max)?]));
             match changes {
-                Ok(changes) => (changes, Ok(Some(e))),
+                Ok(changes) => (changes, Ok(Some((e, emptied)))),
                 Err(msg) => (keep, Err(msg)),
             }
         })
         .await;
-    r.map_err(|e| engine_error_message(&e))?
+    let moved = r.map_err(|e| engine_error_message(&e))??;
+    Ok(moved.map(|(e, emptied)| {
+        notify_move(ctx, src, dst, (from, to), emptied);
+        e
+    }))
+}
+
+/// The events of a move, in Redis's order: the push on `dst`, the pop
+/// on `src`, and `del` when that emptied `src`.
+fn notify_move(ctx: &Ctx<'_, '_>, src: &[u8], dst: &[u8], (from, to): (End, End), emptied: bool) {
+    let push = if to == End::Left { "lpush" } else { "rpush" };
+    let pop = if from == End::Left { "lpop" } else { "rpop" };
+    ctx.notify(class::LIST, push, dst);
+    ctx.notify(class::LIST, pop, src);
+    if emptied {
+        ctx.notify(class::GENERIC, "del", src);
+    }
 }
 
 /// The moved element (null when none), or the error.

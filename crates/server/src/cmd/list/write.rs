@@ -5,6 +5,7 @@ use super::{corrupt, push_end, End};
 use crate::cmd::collection::{self, collection_of};
 use crate::cmd::{parse_i64, Args, Ctx, Flow, NOT_AN_INTEGER, SYNTAX_ERROR};
 use crate::list::List;
+use crate::notify::class;
 use crate::resp::reply;
 
 /// `LPUSH`/`RPUSH key element [element ...]` (each element in turn at that
@@ -21,6 +22,11 @@ pub async fn push(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, end: End, only_existin
         Ok((l.len(), true))
     })
     .await;
+    let event = match end {
+        End::Left => "lpush",
+        End::Right => "rpush",
+    };
+    collection::notify_change(ctx, class::LIST, event, args.get(1));
     reply_len(ctx, r);
     Flow::Continue
 }
@@ -48,6 +54,7 @@ pub async fn linsert(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Ok((items.len() as i64, true))
     })
     .await;
+    collection::notify_change(ctx, class::LIST, "linsert", args.get(1));
     match r {
         Ok(n) => reply::integer(ctx.out, n),
         Err(msg) => ctx.error(&msg),
@@ -91,6 +98,7 @@ pub async fn lset(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Ok(((), true))
     })
     .await;
+    collection::notify_change(ctx, class::LIST, "lset", key);
     match r {
         Ok(()) => reply::ok(ctx.out),
         Err(msg) => ctx.error(&msg),
@@ -143,6 +151,7 @@ pub async fn lrem(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Ok((matches.len(), true))
     })
     .await;
+    collection::notify_change(ctx, class::LIST, "lrem", args.get(1));
     reply_len(ctx, r);
     Flow::Continue
 }
@@ -155,18 +164,26 @@ pub async fn ltrim(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         return Flow::Continue;
     };
     let r = collection::modify::<List, _>(ctx, args.get(1), |l| {
+        let existed = !l.is_empty();
         let keep = l.span(start, stop);
         if keep.len() == l.len() {
-            return Ok(((), false));
+            return Ok((existed, false));
         }
         let l = l.items_mut().map_err(corrupt)?;
         l.truncate(keep.end);
         l.drain(..keep.start);
-        Ok(((), true))
+        Ok((existed, true))
     })
     .await;
     match r {
-        Ok(()) => reply::ok(ctx.out),
+        Ok(existed) => {
+            // Redis raises `ltrim` on any list, trimmed or not.
+            if ctx.client.last_change == collection::LastChange::Unchanged && existed {
+                ctx.notify(class::LIST, "ltrim", args.get(1));
+            }
+            collection::notify_change(ctx, class::LIST, "ltrim", args.get(1));
+            reply::ok(ctx.out)
+        }
         Err(msg) => ctx.error(&msg),
     }
     Flow::Continue

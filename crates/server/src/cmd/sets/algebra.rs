@@ -7,8 +7,9 @@
 //! result, or deletes it when the result is empty.
 
 use super::reply_members;
-use crate::cmd::collection::{collection_of, store};
+use crate::cmd::collection::{self, collection_of, store};
 use crate::cmd::{parse_i64, Args, Ctx, Flow, SYNTAX_ERROR};
+use crate::notify::class;
 use crate::resp::reply;
 use crate::set::Set;
 use bytes::Bytes;
@@ -100,11 +101,20 @@ pub async fn combine_store(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, op: Op) -> Fl
                 Ok(change) => changes[n - 1] = change,
                 Err(msg) => return (changes, Err(msg)),
             }
-            (changes, Ok(result.len()))
+            (changes, Ok((result.len(), found[n - 1].is_some())))
         })
         .await;
     match r {
-        Ok(Ok(n)) => reply::integer(ctx.out, n as i64),
+        Ok(Ok((n, existed))) => {
+            let event = match op {
+                Op::Inter => "sinterstore",
+                Op::Union => "sunionstore",
+                Op::Diff => "sdiffstore",
+            };
+            let dst = args.get(1);
+            collection::notify_stored(ctx, class::SET, event, dst, n > 0, existed);
+            reply::integer(ctx.out, n as i64)
+        }
         Ok(Err(msg)) => ctx.error(&msg),
         Err(e) => ctx.engine_error(&e),
     }

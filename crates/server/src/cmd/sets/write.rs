@@ -4,6 +4,7 @@ use super::{reply_empty, reply_members};
 use crate::cmd::collection::{self, collection_of, store, StoredEdit};
 use crate::cmd::sampling::{distinct, random_below};
 use crate::cmd::{Args, Ctx, Flow, SYNTAX_ERROR};
+use crate::notify::class;
 use crate::resp::reply;
 use crate::set::Set;
 use bytes::Bytes;
@@ -20,6 +21,7 @@ pub async fn sadd(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         })
         .await
     };
+    collection::notify_change(ctx, class::SET, "sadd", args.get(1));
     match r {
         Ok(n) => reply::integer(ctx.out, n as i64),
         Err(msg) => ctx.error(&msg),
@@ -51,6 +53,7 @@ pub async fn srem(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Ok((removed, removed > 0))
     })
     .await;
+    collection::notify_change(ctx, class::SET, "srem", args.get(1));
     match r {
         Ok(n) => reply::integer(ctx.out, n as i64),
         Err(msg) => ctx.error(&msg),
@@ -70,7 +73,7 @@ pub async fn smove(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         .modify_many(vec![src, dst], |found| {
             let keep = vec![Change::Keep, Change::Keep];
             let Some(source) = &found[0] else {
-                return (keep, Ok(0));
+                return (keep, Ok((0, None)));
             };
             let mut from = match collection_of::<Set>(Some(source)) {
                 Ok(s) => s.unwrap_or_default(),
@@ -81,10 +84,10 @@ pub async fn smove(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
                 Err(msg) => return (keep, Err(msg)),
             };
             if same {
-                return (keep, Ok(i64::from(from.contains(member))));
+                return (keep, Ok((i64::from(from.contains(member)), None)));
             }
             if from.remove_many(&[member]) == 0 {
-                return (keep, Ok(0));
+                return (keep, Ok((0, None)));
             }
             // A member already in the destination leaves it untouched (no
             // write, so no WATCH of it sees a change), as in Redis.
@@ -97,14 +100,26 @@ pub async fn smove(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
                 };
                 Ok(vec![a, b])
             });
+            let events = (from.is_empty(), added);
             match changes {
-                Ok(changes) => (changes, Ok(1)),
+                Ok(changes) => (changes, Ok((1, Some(events)))),
                 Err(msg) => (keep, Err(msg)),
             }
         })
         .await;
+    // Redis's order: `srem` on the source, `del` if it emptied, `sadd` on
+    // the destination if the member was new there.
+    if let Ok(Ok((_, Some((emptied, added))))) = &r {
+        ctx.notify(class::SET, "srem", args.get(1));
+        if *emptied {
+            ctx.notify(class::GENERIC, "del", args.get(1));
+        }
+        if *added {
+            ctx.notify(class::SET, "sadd", args.get(2));
+        }
+    }
     match r {
-        Ok(Ok(n)) => reply::integer(ctx.out, n),
+        Ok(Ok((n, _))) => reply::integer(ctx.out, n),
         Ok(Err(msg)) => ctx.error(&msg),
         Err(e) => ctx.engine_error(&e),
     }
@@ -159,6 +174,7 @@ pub async fn spop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Ok((popped, true))
     })
     .await;
+    collection::notify_change(ctx, class::SET, "spop", args.get(1));
     match (r, count) {
         (Err(msg), _) => ctx.error(&msg),
         (Ok(popped), None) => ctx.bulk_or_null(popped.first().map(|m| &m[..])),

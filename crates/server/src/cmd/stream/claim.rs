@@ -3,6 +3,7 @@
 
 use super::{corrupt, modify, no_group, parse_interval, read, reply_id, reply_item};
 use crate::cmd::{parse_i64, Args, Ctx, Flow, NOT_AN_INTEGER, SYNTAX_ERROR};
+use crate::notify::class;
 use crate::resp::reply;
 use crate::stream::{Group, Item, Stream, StreamId, INVALID_ID};
 use tiercache_engine::now_ms;
@@ -178,7 +179,7 @@ fn group_of<'s>(s: &'s mut Stream, group: &[u8]) -> Result<&'s mut Group, String
 }
 
 /// Moves pending entry `id` to `consumer` (created, and seen, on first
-/// use) with this delivery time.
+/// use) with this delivery time; true when this created the consumer.
 fn take_over(
     g: &mut Group,
     id: StreamId,
@@ -187,12 +188,22 @@ fn take_over(
     now: u64,
     time: u64,
     count: u64,
-) {
+) -> bool {
+    let mut created = false;
     if !*seen {
+        created = !g.consumers.contains_key(consumer);
         g.touch_consumer(consumer, now);
         *seen = true;
     }
     g.assign(id, consumer, time, count);
+    created
+}
+
+/// The event of a claim that created its consumer.
+fn notify_created(ctx: &Ctx<'_, '_>, key: &[u8], created: bool) {
+    if created {
+        ctx.notify(class::STREAM, "xgroup-createconsumer", key);
+    }
 }
 
 /// `XCLAIM key group consumer min-idle-time id [id ...] [IDLE ms] [TIME
@@ -226,7 +237,7 @@ pub async fn xclaim(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             _ => now,
         };
         let mut claimed = Vec::new();
-        let mut seen = false;
+        let (mut seen, mut created) = (false, false);
         for id in ids {
             let Some(item) = s.get(id).map_err(corrupt)? else {
                 // The entry is gone: so is its pending entry.
@@ -249,7 +260,7 @@ pub async fn xclaim(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
                 None if o.just_id => count,
                 None => count + 1,
             };
-            take_over(g, id, consumer, &mut seen, now, time, count);
+            created |= take_over(g, id, consumer, &mut seen, now, time, count);
             changed = true;
             claimed.push(if o.just_id {
                 Claimed::Id(id)
@@ -257,11 +268,14 @@ pub async fn xclaim(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
                 Claimed::Entry(item)
             });
         }
-        Ok((claimed, changed))
+        Ok(((claimed, created), changed))
     })
     .await;
     match r {
-        Ok(claimed) => reply_claimed(ctx, &claimed),
+        Ok((claimed, created)) => {
+            notify_created(ctx, args.get(1), created);
+            reply_claimed(ctx, &claimed)
+        }
         Err(msg) => ctx.error(&msg),
     }
     Flow::Continue
@@ -344,6 +358,7 @@ pub async fn xautoclaim(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             .collect();
         let (mut claimed, mut deleted, mut seen, mut changed) =
             (Vec::new(), Vec::new(), false, false);
+        let mut created = false;
         let mut next = 0;
         while budget > 0 && left > 0 && next < candidates.len() {
             budget -= 1;
@@ -363,7 +378,7 @@ pub async fn xautoclaim(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
                 continue;
             }
             let count = nack.delivery_count + u64::from(!just_id);
-            take_over(g, id, consumer, &mut seen, now, now, count);
+            created |= take_over(g, id, consumer, &mut seen, now, now, count);
             changed = true;
             claimed.push(if just_id {
                 Claimed::Id(id)
@@ -373,11 +388,12 @@ pub async fn xautoclaim(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             left -= 1;
         }
         let cursor = candidates.get(next).copied().unwrap_or(StreamId::MIN);
-        Ok(((cursor, claimed, deleted), changed))
+        Ok(((cursor, claimed, deleted, created), changed))
     })
     .await;
     match r {
-        Ok((cursor, claimed, deleted)) => {
+        Ok((cursor, claimed, deleted, created)) => {
+            notify_created(ctx, args.get(1), created);
             reply::array(ctx.out, 3);
             reply_id(ctx.out, cursor);
             reply_claimed(ctx, &claimed);

@@ -2,8 +2,10 @@
 //! `XACK`.
 
 use super::{corrupt, modify};
+use crate::cmd::collection;
 use crate::cmd::subcommand::{subcommand_syntax, subcommand_to_run};
 use crate::cmd::{parse_i64, Args, Ctx, Flow, NOT_AN_INTEGER};
+use crate::notify::class;
 use crate::resp::reply;
 use crate::stream::{Group, Stream, StreamId, INVALID_ID};
 use bytes::Bytes;
@@ -108,6 +110,14 @@ pub async fn xgroup(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         }
     })
     .await;
+    let event = match sub {
+        "create" => "xgroup-create",
+        "setid" => "xgroup-setid",
+        "destroy" => "xgroup-destroy",
+        "createconsumer" => "xgroup-createconsumer",
+        _ => "xgroup-delconsumer",
+    };
+    collection::notify_change(ctx, class::STREAM, event, key);
     match r {
         Ok(Answer::Ok) => reply::ok(ctx.out),
         Ok(Answer::Int(n)) => reply::integer(ctx.out, n),

@@ -13,6 +13,7 @@ use super::{corrupt, no_group, parse_count, parse_interval, read, reply_id, repl
 use crate::cmd::blocking::{finish, null_array, start};
 use crate::cmd::collection::collection_of;
 use crate::cmd::{engine_error_message, parse_i64, Args, Ctx, Flow, SYNTAX_ERROR};
+use crate::notify::class;
 use crate::resp::{reply, Proto};
 use crate::stream::{Item, Stream, StreamId, INVALID_ID};
 use bytes::{Bytes, BytesMut};
@@ -350,10 +351,20 @@ async fn read_group(ctx: &mut Ctx<'_, '_>, r: GroupRead<'_>) -> Result<Option<Se
             })
             .await
     };
-    result.map_err(|e| engine_error_message(&e))?
+    let served = result.map_err(|e| engine_error_message(&e))??;
+    Ok(served.map(|(served, created)| {
+        // A consumer a read created is an event of its stream (Redis's
+        // `streamCreateConsumer`).
+        for u in created {
+            ctx.notify(class::STREAM, "xgroup-createconsumer", &unique[u]);
+        }
+        served
+    }))
 }
 
-type GroupServed = (Vec<Option<Stream>>, Vec<bool>, Option<Served>);
+/// The streams, which of them changed, and what was served with the
+/// streams (by `unique` index) where the read created the consumer.
+type GroupServed = (Vec<Option<Stream>>, Vec<bool>, Option<(Served, Vec<usize>)>);
 
 fn serve_group(
     found: &[Option<tiercache_engine::Entry>],
@@ -397,8 +408,12 @@ fn serve_group(
     let limit = take_limit(r.count);
     let mut changed = vec![false; streams.len()];
     let mut served = Served::new();
+    let mut created = Vec::new();
     for (i, (&u, want)) in slot.iter().zip(wants).enumerate() {
         let s = streams[u].as_mut().expect("checked above");
+        let known = s.groups().map_err(corrupt)?[r.group]
+            .consumers
+            .contains_key(r.consumer);
         let items = match want {
             Want::History(after) => history(s, r, after, limit, now)?,
             Want::New => {
@@ -410,9 +425,12 @@ fn serve_group(
             }
         };
         changed[u] = true;
+        if !known && !created.contains(&u) {
+            created.push(u);
+        }
         served.push((i, items));
     }
-    let served = (!served.is_empty()).then_some(served);
+    let served = (!served.is_empty()).then_some((served, created));
     Ok((streams, changed, served))
 }
 

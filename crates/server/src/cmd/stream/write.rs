@@ -1,7 +1,9 @@
 //! `XADD`, `XTRIM`, `XDEL`, `XLEN`, `XSETID`.
 
 use super::{corrupt, limits, modify, read, reply_id};
+use crate::cmd::collection;
 use crate::cmd::{arity_error, parse_i64, Args, Ctx, Flow, NOT_AN_INTEGER, SYNTAX_ERROR};
+use crate::notify::class;
 use crate::resp::reply;
 use crate::stream::{parse_xadd_id, Limits, Sequence, Stream, StreamId, Trim, TrimBy, INVALID_ID};
 use tiercache_engine::now_ms;
@@ -168,14 +170,21 @@ pub async fn xadd(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             return Err(NOT_ABOVE.into());
         }
         s.append(id, &fields, limits).map_err(corrupt)?;
+        let mut trimmed = 0;
         if let Some(t) = parsed.trim {
-            s.trim(t).map_err(corrupt)?;
+            trimmed = s.trim(t).map_err(corrupt)?;
         }
-        Ok((Some(id), true))
+        Ok((Some((id, trimmed > 0)), true))
     })
     .await;
     match r {
-        Ok(Some(id)) => reply_id(ctx.out, id),
+        Ok(Some((id, trimmed))) => {
+            ctx.notify(class::STREAM, "xadd", args.get(1));
+            if trimmed {
+                ctx.notify(class::STREAM, "xtrim", args.get(1));
+            }
+            reply_id(ctx.out, id)
+        }
         Ok(None) => ctx.null(),
         Err(msg) => ctx.error(&msg),
     }
@@ -201,6 +210,7 @@ pub async fn xtrim(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         }
     })
     .await;
+    collection::notify_change(ctx, class::STREAM, "xtrim", args.get(1));
     reply_count(ctx, r);
     Flow::Continue
 }
@@ -223,6 +233,7 @@ pub async fn xdel(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Ok((deleted, deleted > 0))
     })
     .await;
+    collection::notify_change(ctx, class::STREAM, "xdel", args.get(1));
     reply_count(ctx, r);
     Flow::Continue
 }
@@ -262,7 +273,10 @@ pub async fn xsetid(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             })
             .await;
             match r {
-                Ok(()) => reply::ok(ctx.out),
+                Ok(()) => {
+                    ctx.notify(class::STREAM, "xsetid", args.get(1));
+                    reply::ok(ctx.out)
+                }
                 Err(msg) => ctx.error(&msg),
             }
         }

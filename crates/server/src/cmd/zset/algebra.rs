@@ -7,10 +7,11 @@
 //! the options.
 
 use super::{parse_score, reply_members};
-use crate::cmd::collection::{collection_of, store};
+use crate::cmd::collection::{self, collection_of, store};
 use crate::cmd::{
     engine_error_message, parse_i64, Args, Ctx, Flow, NOT_AN_INTEGER, SYNTAX_ERROR, WRONGTYPE,
 };
+use crate::notify::class;
 use crate::resp::reply;
 use crate::set::Set;
 use crate::zset::ZSet;
@@ -291,11 +292,15 @@ pub async fn zcombine_store(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, op: Op, name
                 Ok(change) => changes[n - 1] = change,
                 Err(msg) => return (changes, Err(msg)),
             }
-            (changes, Ok(z.len()))
+            (changes, Ok((z.len(), found[n - 1].is_some())))
         })
         .await;
     match done {
-        Ok(Ok(n)) => reply::integer(ctx.out, n as i64),
+        Ok(Ok((n, existed))) => {
+            let dst = args.get(1);
+            collection::notify_stored(ctx, class::ZSET, name, dst, n > 0, existed);
+            reply::integer(ctx.out, n as i64)
+        }
         Ok(Err(msg)) => ctx.error(&msg),
         Err(e) => ctx.engine_error(&e),
     }

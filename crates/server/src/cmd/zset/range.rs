@@ -7,6 +7,7 @@
 use super::{reply_members, Selection};
 use crate::cmd::collection::{self, collection_of, store};
 use crate::cmd::{parse_i64, Args, Ctx, Flow, NOT_AN_INTEGER, SYNTAX_ERROR};
+use crate::notify::class;
 use crate::resp::reply;
 use crate::zset::ZSet;
 use bytes::Bytes;
@@ -176,11 +177,15 @@ async fn store_range(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, pick: &Pick) -> Flo
                 Ok(change) => changes[1] = change,
                 Err(msg) => return (changes, Err(msg)),
             }
-            (changes, Ok(out.len()))
+            (changes, Ok((out.len(), found[1].is_some())))
         })
         .await;
     match r {
-        Ok(Ok(n)) => reply::integer(ctx.out, n as i64),
+        Ok(Ok((n, existed))) => {
+            let dst = args.get(1);
+            collection::notify_stored(ctx, class::ZSET, "zrangestore", dst, n > 0, existed);
+            reply::integer(ctx.out, n as i64)
+        }
         Ok(Err(msg)) => ctx.error(&msg),
         Err(e) => ctx.engine_error(&e),
     }

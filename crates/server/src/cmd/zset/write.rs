@@ -5,6 +5,7 @@ use super::{parse_score, reply_members, Selection, NOT_A_FLOAT};
 use crate::cmd::collection::{self, StoredEdit};
 use crate::cmd::list::pop::parse_mpop;
 use crate::cmd::{Args, Ctx, Flow, SYNTAX_ERROR};
+use crate::notify::class;
 use crate::resp::reply;
 use crate::zset::ZSet;
 use bytes::Bytes;
@@ -77,6 +78,8 @@ pub async fn zadd(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, incrby: bool) -> Flow 
     } else {
         add_decoded(ctx, args.get(1), f, pairs).await
     };
+    let event = if f.incr { "zincr" } else { "zadd" };
+    collection::notify_change(ctx, class::ZSET, event, args.get(1));
     let proto = ctx.proto();
     match r {
         Err(msg) => ctx.error(&msg),
@@ -262,6 +265,7 @@ pub async fn zrem(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Ok((removed, removed > 0))
     })
     .await;
+    collection::notify_change(ctx, class::ZSET, "zrem", args.get(1));
     match r {
         Ok(n) => reply::integer(ctx.out, n as i64),
         Err(msg) => ctx.error(&msg),
@@ -285,6 +289,8 @@ pub async fn zpop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, max: bool) -> Flow {
         Ok((popped, changed))
     })
     .await;
+    let event = if max { "zpopmax" } else { "zpopmin" };
+    collection::notify_change(ctx, class::ZSET, event, args.get(1));
     match r {
         Err(msg) => ctx.error(&msg),
         // One pop without a count is a flat [member, score], in RESP3 too.
@@ -355,10 +361,15 @@ pub async fn pop_first(
     count: u64,
     skip_wrong_type: bool,
 ) -> Result<Option<(usize, Vec<(Bytes, f64)>)>, String> {
-    collection::take_from_first::<ZSet, _>(ctx, keys, skip_wrong_type, |z| {
+    let r = collection::take_from_first::<ZSet, _>(ctx, keys, skip_wrong_type, |z| {
         Ok(take_ends(z, max, count))
     })
-    .await
+    .await;
+    if let Ok(Some((at, _))) = &r {
+        let event = if max { "zpopmax" } else { "zpopmin" };
+        collection::notify_change(ctx, class::ZSET, event, &keys[*at]);
+    }
+    r
 }
 
 /// Removes up to `count` of the lowest (`max`: highest) members, in the
@@ -406,6 +417,12 @@ pub async fn zremrange(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, by: By) -> Flow {
         Ok((n, n > 0))
     })
     .await;
+    let event = match by {
+        By::Rank => "zremrangebyrank",
+        By::Score => "zremrangebyscore",
+        By::Lex => "zremrangebylex",
+    };
+    collection::notify_change(ctx, class::ZSET, event, args.get(1));
     match r {
         Ok(n) => reply::integer(ctx.out, n as i64),
         Err(msg) => ctx.error(&msg),
