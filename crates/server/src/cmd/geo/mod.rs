@@ -27,11 +27,84 @@ pub const BAD_UNIT: &str = "ERR unsupported unit provided. please use M, KM, FT,
 /// Redis's reply for a coordinate that does not parse.
 const NOT_A_FLOAT: &str = "ERR value is not a valid float";
 
+/// A number as Redis's `getDoubleFromObject` reads it: [`parse_score`],
+/// and C's hexadecimal floats (`0x10`, `-0x1.8p3`), which `strtod` takes.
+pub fn parse_double(arg: &[u8]) -> Option<f64> {
+    parse_score(arg).or_else(|| parse_hex_float(arg))
+}
+
+/// `strtod`'s hexadecimal form: `[+-]0x` digits, an optional `.` and
+/// fraction digits, an optional binary exponent `p[+-]n`. Out of range
+/// (overflow to infinity, or a non-zero underflowing to zero) is `None`,
+/// as Redis refuses it.
+fn parse_hex_float(arg: &[u8]) -> Option<f64> {
+    let (negative, rest) = match arg.first()? {
+        b'-' => (true, &arg[1..]),
+        b'+' => (false, &arg[1..]),
+        _ => (false, arg),
+    };
+    let rest = rest
+        .strip_prefix(b"0x")
+        .or_else(|| rest.strip_prefix(b"0X"))?;
+    let (mut mantissa, mut exp, mut digits, mut nonzero) = (0u128, 0i64, 0usize, false);
+    let mut i = 0;
+    let mut seen_dot = false;
+    while i < rest.len() {
+        let b = rest[i];
+        if b == b'.' && !seen_dot {
+            seen_dot = true;
+        } else if let Some(d) = (b as char).to_digit(16) {
+            digits += 1;
+            nonzero |= d != 0;
+            if mantissa < 1 << 120 {
+                mantissa = mantissa * 16 + d as u128;
+                if seen_dot {
+                    exp -= 4;
+                }
+            } else if !seen_dot {
+                exp += 4;
+            }
+        } else {
+            break;
+        }
+        i += 1;
+    }
+    if digits == 0 {
+        return None;
+    }
+    if i < rest.len() {
+        let p = &rest[i..];
+        if !matches!(p[0], b'p' | b'P') || p.len() < 2 {
+            return None;
+        }
+        let e: i64 = std::str::from_utf8(&p[1..]).ok()?.parse().ok()?;
+        if !p[1..]
+            .iter()
+            .all(|b| b.is_ascii_digit() || *b == b'-' || *b == b'+')
+        {
+            return None;
+        }
+        exp = exp.saturating_add(e.clamp(-100_000, 100_000));
+    }
+    let mut v = mantissa as f64;
+    // Scaled in steps, each exact while the result is normal.
+    let mut e = exp;
+    while e != 0 && v != 0.0 && v.is_finite() {
+        let step = e.clamp(-1000, 1000);
+        v *= 2f64.powi(step as i32);
+        e -= step;
+    }
+    if v.is_infinite() || (v == 0.0 && nonzero) {
+        return None;
+    }
+    Some(if negative { -v } else { v })
+}
+
 /// `extractLongLatOrReply`: the longitude and latitude at `at` and
 /// `at + 1`, within Redis's limits.
 pub fn parse_lonlat(args: &Args<'_>, at: usize) -> Result<[f64; 2], String> {
-    let lon = parse_score(args.get(at)).ok_or(NOT_A_FLOAT)?;
-    let lat = parse_score(args.get(at + 1)).ok_or(NOT_A_FLOAT)?;
+    let lon = parse_double(args.get(at)).ok_or(NOT_A_FLOAT)?;
+    let lat = parse_double(args.get(at + 1)).ok_or(NOT_A_FLOAT)?;
     #[allow(clippy::manual_range_contains)]
     if lon < LONG_MIN || lon > LONG_MAX || lat < LAT_MIN || lat > LAT_MAX {
         return Err(format!(
@@ -63,7 +136,7 @@ pub fn parse_unit(arg: &[u8]) -> Result<f64, &'static str> {
 /// `extractDistanceOrReply`: `radius unit` at `at`, as `(radius,
 /// meters per unit)`.
 pub fn parse_radius(args: &Args<'_>, at: usize) -> Result<(f64, f64), &'static str> {
-    let radius = parse_score(args.get(at)).ok_or("ERR need numeric radius")?;
+    let radius = parse_double(args.get(at)).ok_or("ERR need numeric radius")?;
     if radius < 0.0 {
         return Err("ERR radius cannot be negative");
     }
@@ -73,8 +146,8 @@ pub fn parse_radius(args: &Args<'_>, at: usize) -> Result<(f64, f64), &'static s
 /// `extractBoxOrReply`: `width height unit` at `at`, as `(width, height,
 /// meters per unit)`.
 pub fn parse_box(args: &Args<'_>, at: usize) -> Result<(f64, f64, f64), &'static str> {
-    let width = parse_score(args.get(at)).ok_or("ERR need numeric width")?;
-    let height = parse_score(args.get(at + 1)).ok_or("ERR need numeric height")?;
+    let width = parse_double(args.get(at)).ok_or("ERR need numeric width")?;
+    let height = parse_double(args.get(at + 1)).ok_or("ERR need numeric height")?;
     if height < 0.0 || width < 0.0 {
         return Err("ERR height or width cannot be negative");
     }
@@ -100,4 +173,32 @@ fn reply_coords(out: &mut BytesMut, xy: [f64; 2], proto: Proto) {
     reply::array(out, 2);
     human_double(out, xy[0], proto);
     human_double(out, xy[1], proto);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hexadecimal_floats_read_as_strtod_reads_them() {
+        for (text, want) in [
+            ("0x10", Some(16.0)),
+            ("-0x1.8p3", Some(-12.0)),
+            ("0X.8", Some(0.5)),
+            ("+0x1P-2", Some(0.25)),
+            ("0x0", Some(0.0)),
+            ("0x1p-1074", Some(f64::from_bits(1))),
+            ("0x1p99999", None),
+            ("0x1p-99999", None),
+            ("0x", None),
+            ("0xg", None),
+            ("0x1p", None),
+            ("0x1q", None),
+            ("0x1 ", None),
+            ("1.5", Some(1.5)),
+            ("abc", None),
+        ] {
+            assert_eq!(parse_double(text.as_bytes()), want, "{text:?}");
+        }
+    }
 }
