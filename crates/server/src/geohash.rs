@@ -402,9 +402,10 @@ impl Shape {
         let [longitude, latitude] = self.center;
         let (height, width) = match self.kind {
             ShapeKind::Circle { radius } => (self.conversion * radius, self.conversion * radius),
-            ShapeKind::Rect { width, height } => {
-                (self.conversion * (height / 2.0), self.conversion * (width / 2.0))
-            }
+            ShapeKind::Rect { width, height } => (
+                self.conversion * (height / 2.0),
+                self.conversion * (width / 2.0),
+            ),
         };
         let lat_delta = rad_deg(height / EARTH_RADIUS_IN_METERS);
         let long_delta_top =

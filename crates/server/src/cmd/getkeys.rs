@@ -84,7 +84,11 @@ pub(super) fn key_positions(spec: &CommandSpec, argv: &[&[u8]]) -> Result<Vec<us
             let from = if spec.name == "georadius" { 6 } else { 5 };
             let mut keys = vec![1];
             for word in ["store", "storedist"] {
-                keys.extend((from..argc.saturating_sub(1)).find(|&i| is(i, word)).map(|i| i + 1));
+                keys.extend(
+                    (from..argc.saturating_sub(1))
+                        .find(|&i| is(i, word))
+                        .map(|i| i + 1),
+                );
             }
             keys
         }

@@ -602,9 +602,7 @@ async fn run_command(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Cmd::GeoRadiusByMember => {
             geo::search::georadius(args, ctx, geo::search::Variant::ByMember).await
         }
-        Cmd::GeoRadiusRo => {
-            geo::search::georadius(args, ctx, geo::search::Variant::RadiusRo).await
-        }
+        Cmd::GeoRadiusRo => geo::search::georadius(args, ctx, geo::search::Variant::RadiusRo).await,
         Cmd::GeoRadiusByMemberRo => {
             geo::search::georadius(args, ctx, geo::search::Variant::ByMemberRo).await
         }

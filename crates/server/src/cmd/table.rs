@@ -671,7 +671,13 @@ pub static COMMANDS: &[CommandSpec] = &[
         KEY1,
     ),
     spec("georadius_ro", Cmd::GeoRadiusRo, -6, RS, KEY1),
-    spec("georadiusbymember_ro", Cmd::GeoRadiusByMemberRo, -5, RS, KEY1),
+    spec(
+        "georadiusbymember_ro",
+        Cmd::GeoRadiusByMemberRo,
+        -5,
+        RS,
+        KEY1,
+    ),
 ];
 
 /// The spec of a command name, ignoring case.

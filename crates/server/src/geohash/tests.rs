@@ -18,7 +18,10 @@ fn scores_and_positions_are_redis_values() {
     assert_eq!(&geohash_string(3479447370796909.0), b"sqdtr74hyu0");
     // GEODIST Sicily Palermo Catania
     let [lon2, lat2] = decode_score(3479447370796909.0);
-    assert_eq!(format_distance(distance(lon, lat, lon2, lat2)), "166274.1516");
+    assert_eq!(
+        format_distance(distance(lon, lat, lon2, lat2)),
+        "166274.1516"
+    );
     assert_eq!(
         format_distance(distance(lon, lat, lon2, lat2) / 1000.0),
         "166.2742"

@@ -126,7 +126,12 @@ pub async fn georadius(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, variant: Variant)
 /// `STORE`, `STOREDIST` and `GEOSEARCHSTORE`: the search again under both
 /// keys' locks, its results written to the destination (replacing it;
 /// deleted when none).
-async fn search_store(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, variant: Variant, dst: usize) -> Flow {
+async fn search_store(
+    args: &Args<'_>,
+    ctx: &mut Ctx<'_, '_>,
+    variant: Variant,
+    dst: usize,
+) -> Flow {
     let max = ctx.server.config.limits.max_bulk_len;
     let keys = vec![args.bytes(variant.source()), args.bytes(dst)];
     let r = ctx
@@ -219,7 +224,8 @@ fn parse(args: &Args<'_>, variant: Variant, z: Option<&ZSet>) -> Result<Query, S
     };
     let geosearch = variant.is_geosearch();
     let may_store = !variant.no_store() && !geosearch;
-    let (mut from_member, mut from_lonlat, mut by_radius, mut by_box) = (false, false, false, false);
+    let (mut from_member, mut from_lonlat, mut by_radius, mut by_box) =
+        (false, false, false, false);
     let mut i = base;
     while i < args.len() {
         let arg = args.get(i);
