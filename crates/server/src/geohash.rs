@@ -216,7 +216,8 @@ pub fn encode_score(longitude: f64, latitude: f64) -> Option<u64> {
 /// C's conversion of a double to `long long` on x86-64 (`cvttsd2si`):
 /// truncation, and `i64::MIN` for what does not fit (and NaN).
 pub fn c_double_to_i64(x: f64) -> i64 {
-    if x.is_nan() || x >= 9223372036854775808.0 || x < -9223372036854775808.0 {
+    // (The range excludes NaN too.)
+    if !(-9223372036854775808.0..9223372036854775808.0).contains(&x) {
         i64::MIN
     } else {
         x as i64
