@@ -12,7 +12,7 @@
 //! Options are checked in Redis's order, a `FROMMEMBER` looked up as it is
 //! parsed (so its error comes before those of the options after it). The
 //! boxes around the centre are read in Redis's order, and the results
-//! sorted as Redis sorts them ([`super::sort`]), so that ties and `ANY`
+//! sorted as Redis sorts them (`sort.rs`), so that ties and `ANY`
 //! pick the same members.
 
 use super::sort::{merge_sort, partial_sort};
