@@ -25,8 +25,8 @@ mod diff_script;
 
 use common::{encode, Client, Reply, TestServer};
 use diff_script::{
-    auth_script, bits_script, hash_script, list_script, set_script, sort_script, stream_script,
-    strings_script, transactions_script, words, zset_script, Check, Step,
+    auth_script, bits_script, geo_script, hash_script, list_script, set_script, sort_script,
+    stream_script, strings_script, transactions_script, words, zset_script, Check, Step,
 };
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -305,6 +305,11 @@ async fn sort_matches_redis() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bits_match_redis() {
     matches_redis(bits_script()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn geo_matches_redis() {
+    matches_redis(geo_script()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

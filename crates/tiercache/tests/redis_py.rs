@@ -2,8 +2,9 @@
 //! drives `tiercache serve` (with `requirepass`) through redis-py over RESP2
 //! and RESP3 — connection setup (AUTH, HELLO, CLIENT SETINFO), strings,
 //! counters, expiry, pipelines, transactions (`pipeline()`, `WATCH`,
-//! `transaction()`), collections, blocking pops, streams (consumer groups,
-//! claims, a blocking `XREAD`), `scan_iter`, `INFO` and `CLIENT` parsing.
+//! `transaction()`), collections, geo sets, blocking pops, streams
+//! (consumer groups, claims, a blocking `XREAD`), `scan_iter`, `INFO` and
+//! `CLIENT` parsing.
 //!
 //! Skips loudly without `python3` or the `redis` package, version 5 or later
 //! (`pip3 install 'redis>=5'`), unless `TIERCACHE_REQUIRE_BACKENDS=1`.

@@ -931,6 +931,969 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
         ("group", S("scripting")),
         ("complexity", S("Depends on subcommand.")),
     ])),
+    ("geoadd", M(&[
+        ("summary", S("Add one or more geospatial items in the geospatial index represented using a sorted set")),
+        ("since", S("3.2.0")),
+        ("group", S("geo")),
+        ("complexity", S("O(log(N)) for each item added, where N is the number of elements in the sorted set.")),
+        ("history", T(&[A(&[
+                S("6.2.0"),
+                S("Added the `CH`, `NX` and `XX` options."),
+            ])])),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("condition")),
+                ("type", S("oneof")),
+                ("since", S("6.2.0")),
+                ("flags", T(&[P("optional")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("nx")),
+                        ("type", S("pure-token")),
+                        ("token", S("NX")),
+                    ]),
+                    M(&[
+                        ("name", S("xx")),
+                        ("type", S("pure-token")),
+                        ("token", S("XX")),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("change")),
+                ("type", S("pure-token")),
+                ("token", S("CH")),
+                ("since", S("6.2.0")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("longitude_latitude_member")),
+                ("type", S("block")),
+                ("flags", T(&[P("multiple")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("longitude")),
+                        ("type", S("double")),
+                    ]),
+                    M(&[
+                        ("name", S("latitude")),
+                        ("type", S("double")),
+                    ]),
+                    M(&[
+                        ("name", S("member")),
+                        ("type", S("string")),
+                    ]),
+                ])),
+            ]),
+        ])),
+    ])),
+    ("geodist", M(&[
+        ("summary", S("Returns the distance between two members of a geospatial index")),
+        ("since", S("3.2.0")),
+        ("group", S("geo")),
+        ("complexity", S("O(log(N))")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("member1")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("member2")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("unit")),
+                ("type", S("oneof")),
+                ("flags", T(&[P("optional")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("m")),
+                        ("type", S("pure-token")),
+                        ("token", S("M")),
+                    ]),
+                    M(&[
+                        ("name", S("km")),
+                        ("type", S("pure-token")),
+                        ("token", S("KM")),
+                    ]),
+                    M(&[
+                        ("name", S("ft")),
+                        ("type", S("pure-token")),
+                        ("token", S("FT")),
+                    ]),
+                    M(&[
+                        ("name", S("mi")),
+                        ("type", S("pure-token")),
+                        ("token", S("MI")),
+                    ]),
+                ])),
+            ]),
+        ])),
+    ])),
+    ("geohash", M(&[
+        ("summary", S("Returns members of a geospatial index as standard geohash strings")),
+        ("since", S("3.2.0")),
+        ("group", S("geo")),
+        ("complexity", S("O(log(N)) for each member requested, where N is the number of elements in the sorted set.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("member")),
+                ("type", S("string")),
+                ("flags", T(&[P("multiple")])),
+            ]),
+        ])),
+    ])),
+    ("geopos", M(&[
+        ("summary", S("Returns longitude and latitude of members of a geospatial index")),
+        ("since", S("3.2.0")),
+        ("group", S("geo")),
+        ("complexity", S("O(N) where N is the number of members requested.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("member")),
+                ("type", S("string")),
+                ("flags", T(&[P("multiple")])),
+            ]),
+        ])),
+    ])),
+    ("georadius", M(&[
+        ("summary", S("Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a point")),
+        ("since", S("3.2.0")),
+        ("group", S("geo")),
+        ("complexity", S("O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.")),
+        ("doc_flags", T(&[P("deprecated")])),
+        ("deprecated_since", S("6.2.0")),
+        ("replaced_by", S("`GEOSEARCH` and `GEOSEARCHSTORE` with the `BYRADIUS` argument")),
+        ("history", T(&[A(&[
+                S("6.2.0"),
+                S("Added the `ANY` option for `COUNT`."),
+            ]), A(&[
+                S("7.0.0"),
+                S("Added support for uppercase unit names."),
+            ])])),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("longitude")),
+                ("type", S("double")),
+            ]),
+            M(&[
+                ("name", S("latitude")),
+                ("type", S("double")),
+            ]),
+            M(&[
+                ("name", S("radius")),
+                ("type", S("double")),
+            ]),
+            M(&[
+                ("name", S("unit")),
+                ("type", S("oneof")),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("m")),
+                        ("type", S("pure-token")),
+                        ("token", S("M")),
+                    ]),
+                    M(&[
+                        ("name", S("km")),
+                        ("type", S("pure-token")),
+                        ("token", S("KM")),
+                    ]),
+                    M(&[
+                        ("name", S("ft")),
+                        ("type", S("pure-token")),
+                        ("token", S("FT")),
+                    ]),
+                    M(&[
+                        ("name", S("mi")),
+                        ("type", S("pure-token")),
+                        ("token", S("MI")),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("withcoord")),
+                ("type", S("pure-token")),
+                ("token", S("WITHCOORD")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("withdist")),
+                ("type", S("pure-token")),
+                ("token", S("WITHDIST")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("withhash")),
+                ("type", S("pure-token")),
+                ("token", S("WITHHASH")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("count")),
+                ("type", S("block")),
+                ("flags", T(&[P("optional")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("count")),
+                        ("type", S("integer")),
+                        ("token", S("COUNT")),
+                    ]),
+                    M(&[
+                        ("name", S("any")),
+                        ("type", S("pure-token")),
+                        ("token", S("ANY")),
+                        ("since", S("6.2.0")),
+                        ("flags", T(&[P("optional")])),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("order")),
+                ("type", S("oneof")),
+                ("flags", T(&[P("optional")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("asc")),
+                        ("type", S("pure-token")),
+                        ("token", S("ASC")),
+                    ]),
+                    M(&[
+                        ("name", S("desc")),
+                        ("type", S("pure-token")),
+                        ("token", S("DESC")),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(1)),
+                ("token", S("STORE")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(2)),
+                ("token", S("STOREDIST")),
+                ("flags", T(&[P("optional")])),
+            ]),
+        ])),
+    ])),
+    ("georadius_ro", M(&[
+        ("summary", S("A read-only variant for GEORADIUS")),
+        ("since", S("3.2.10")),
+        ("group", S("geo")),
+        ("complexity", S("O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.")),
+        ("doc_flags", T(&[P("deprecated")])),
+        ("deprecated_since", S("6.2.0")),
+        ("replaced_by", S("`GEOSEARCH` with the `BYRADIUS` argument")),
+        ("history", T(&[A(&[
+                S("6.2.0"),
+                S("Added the `ANY` option for `COUNT`."),
+            ])])),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("longitude")),
+                ("type", S("double")),
+            ]),
+            M(&[
+                ("name", S("latitude")),
+                ("type", S("double")),
+            ]),
+            M(&[
+                ("name", S("radius")),
+                ("type", S("double")),
+            ]),
+            M(&[
+                ("name", S("unit")),
+                ("type", S("oneof")),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("m")),
+                        ("type", S("pure-token")),
+                        ("token", S("M")),
+                    ]),
+                    M(&[
+                        ("name", S("km")),
+                        ("type", S("pure-token")),
+                        ("token", S("KM")),
+                    ]),
+                    M(&[
+                        ("name", S("ft")),
+                        ("type", S("pure-token")),
+                        ("token", S("FT")),
+                    ]),
+                    M(&[
+                        ("name", S("mi")),
+                        ("type", S("pure-token")),
+                        ("token", S("MI")),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("withcoord")),
+                ("type", S("pure-token")),
+                ("token", S("WITHCOORD")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("withdist")),
+                ("type", S("pure-token")),
+                ("token", S("WITHDIST")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("withhash")),
+                ("type", S("pure-token")),
+                ("token", S("WITHHASH")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("count")),
+                ("type", S("block")),
+                ("flags", T(&[P("optional")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("count")),
+                        ("type", S("integer")),
+                        ("token", S("COUNT")),
+                    ]),
+                    M(&[
+                        ("name", S("any")),
+                        ("type", S("pure-token")),
+                        ("token", S("ANY")),
+                        ("since", S("6.2.0")),
+                        ("flags", T(&[P("optional")])),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("order")),
+                ("type", S("oneof")),
+                ("flags", T(&[P("optional")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("asc")),
+                        ("type", S("pure-token")),
+                        ("token", S("ASC")),
+                    ]),
+                    M(&[
+                        ("name", S("desc")),
+                        ("type", S("pure-token")),
+                        ("token", S("DESC")),
+                    ]),
+                ])),
+            ]),
+        ])),
+    ])),
+    ("georadiusbymember", M(&[
+        ("summary", S("Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a member")),
+        ("since", S("3.2.0")),
+        ("group", S("geo")),
+        ("complexity", S("O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.")),
+        ("doc_flags", T(&[P("deprecated")])),
+        ("deprecated_since", S("6.2.0")),
+        ("replaced_by", S("`GEOSEARCH` and `GEOSEARCHSTORE` with the `BYRADIUS` and `FROMMEMBER` arguments")),
+        ("history", T(&[A(&[
+                S("7.0.0"),
+                S("Added support for uppercase unit names."),
+            ])])),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("member")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("radius")),
+                ("type", S("double")),
+            ]),
+            M(&[
+                ("name", S("unit")),
+                ("type", S("oneof")),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("m")),
+                        ("type", S("pure-token")),
+                        ("token", S("M")),
+                    ]),
+                    M(&[
+                        ("name", S("km")),
+                        ("type", S("pure-token")),
+                        ("token", S("KM")),
+                    ]),
+                    M(&[
+                        ("name", S("ft")),
+                        ("type", S("pure-token")),
+                        ("token", S("FT")),
+                    ]),
+                    M(&[
+                        ("name", S("mi")),
+                        ("type", S("pure-token")),
+                        ("token", S("MI")),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("withcoord")),
+                ("type", S("pure-token")),
+                ("token", S("WITHCOORD")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("withdist")),
+                ("type", S("pure-token")),
+                ("token", S("WITHDIST")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("withhash")),
+                ("type", S("pure-token")),
+                ("token", S("WITHHASH")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("count")),
+                ("type", S("block")),
+                ("flags", T(&[P("optional")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("count")),
+                        ("type", S("integer")),
+                        ("token", S("COUNT")),
+                    ]),
+                    M(&[
+                        ("name", S("any")),
+                        ("type", S("pure-token")),
+                        ("token", S("ANY")),
+                        ("flags", T(&[P("optional")])),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("order")),
+                ("type", S("oneof")),
+                ("flags", T(&[P("optional")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("asc")),
+                        ("type", S("pure-token")),
+                        ("token", S("ASC")),
+                    ]),
+                    M(&[
+                        ("name", S("desc")),
+                        ("type", S("pure-token")),
+                        ("token", S("DESC")),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(1)),
+                ("token", S("STORE")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(2)),
+                ("token", S("STOREDIST")),
+                ("flags", T(&[P("optional")])),
+            ]),
+        ])),
+    ])),
+    ("georadiusbymember_ro", M(&[
+        ("summary", S("A read-only variant for GEORADIUSBYMEMBER")),
+        ("since", S("3.2.10")),
+        ("group", S("geo")),
+        ("complexity", S("O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.")),
+        ("doc_flags", T(&[P("deprecated")])),
+        ("deprecated_since", S("6.2.0")),
+        ("replaced_by", S("`GEOSEARCH` with the `BYRADIUS` and `FROMMEMBER` arguments")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("member")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("radius")),
+                ("type", S("double")),
+            ]),
+            M(&[
+                ("name", S("unit")),
+                ("type", S("oneof")),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("m")),
+                        ("type", S("pure-token")),
+                        ("token", S("M")),
+                    ]),
+                    M(&[
+                        ("name", S("km")),
+                        ("type", S("pure-token")),
+                        ("token", S("KM")),
+                    ]),
+                    M(&[
+                        ("name", S("ft")),
+                        ("type", S("pure-token")),
+                        ("token", S("FT")),
+                    ]),
+                    M(&[
+                        ("name", S("mi")),
+                        ("type", S("pure-token")),
+                        ("token", S("MI")),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("withcoord")),
+                ("type", S("pure-token")),
+                ("token", S("WITHCOORD")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("withdist")),
+                ("type", S("pure-token")),
+                ("token", S("WITHDIST")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("withhash")),
+                ("type", S("pure-token")),
+                ("token", S("WITHHASH")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("count")),
+                ("type", S("block")),
+                ("flags", T(&[P("optional")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("count")),
+                        ("type", S("integer")),
+                        ("token", S("COUNT")),
+                    ]),
+                    M(&[
+                        ("name", S("any")),
+                        ("type", S("pure-token")),
+                        ("token", S("ANY")),
+                        ("flags", T(&[P("optional")])),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("order")),
+                ("type", S("oneof")),
+                ("flags", T(&[P("optional")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("asc")),
+                        ("type", S("pure-token")),
+                        ("token", S("ASC")),
+                    ]),
+                    M(&[
+                        ("name", S("desc")),
+                        ("type", S("pure-token")),
+                        ("token", S("DESC")),
+                    ]),
+                ])),
+            ]),
+        ])),
+    ])),
+    ("geosearch", M(&[
+        ("summary", S("Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle.")),
+        ("since", S("6.2.0")),
+        ("group", S("geo")),
+        ("complexity", S("O(N+log(M)) where N is the number of elements in the grid-aligned bounding box area around the shape provided as the filter and M is the number of items inside the shape")),
+        ("history", T(&[A(&[
+                S("7.0.0"),
+                S("Added support for uppercase unit names."),
+            ])])),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("from")),
+                ("type", S("oneof")),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("member")),
+                        ("type", S("string")),
+                        ("token", S("FROMMEMBER")),
+                    ]),
+                    M(&[
+                        ("name", S("longitude_latitude")),
+                        ("type", S("block")),
+                        ("token", S("FROMLONLAT")),
+                        ("arguments", A(&[
+                            M(&[
+                                ("name", S("longitude")),
+                                ("type", S("double")),
+                            ]),
+                            M(&[
+                                ("name", S("latitude")),
+                                ("type", S("double")),
+                            ]),
+                        ])),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("by")),
+                ("type", S("oneof")),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("circle")),
+                        ("type", S("block")),
+                        ("arguments", A(&[
+                            M(&[
+                                ("name", S("radius")),
+                                ("type", S("double")),
+                                ("token", S("BYRADIUS")),
+                            ]),
+                            M(&[
+                                ("name", S("unit")),
+                                ("type", S("oneof")),
+                                ("arguments", A(&[
+                                    M(&[
+                                        ("name", S("m")),
+                                        ("type", S("pure-token")),
+                                        ("token", S("M")),
+                                    ]),
+                                    M(&[
+                                        ("name", S("km")),
+                                        ("type", S("pure-token")),
+                                        ("token", S("KM")),
+                                    ]),
+                                    M(&[
+                                        ("name", S("ft")),
+                                        ("type", S("pure-token")),
+                                        ("token", S("FT")),
+                                    ]),
+                                    M(&[
+                                        ("name", S("mi")),
+                                        ("type", S("pure-token")),
+                                        ("token", S("MI")),
+                                    ]),
+                                ])),
+                            ]),
+                        ])),
+                    ]),
+                    M(&[
+                        ("name", S("box")),
+                        ("type", S("block")),
+                        ("arguments", A(&[
+                            M(&[
+                                ("name", S("width")),
+                                ("type", S("double")),
+                                ("token", S("BYBOX")),
+                            ]),
+                            M(&[
+                                ("name", S("height")),
+                                ("type", S("double")),
+                            ]),
+                            M(&[
+                                ("name", S("unit")),
+                                ("type", S("oneof")),
+                                ("arguments", A(&[
+                                    M(&[
+                                        ("name", S("m")),
+                                        ("type", S("pure-token")),
+                                        ("token", S("M")),
+                                    ]),
+                                    M(&[
+                                        ("name", S("km")),
+                                        ("type", S("pure-token")),
+                                        ("token", S("KM")),
+                                    ]),
+                                    M(&[
+                                        ("name", S("ft")),
+                                        ("type", S("pure-token")),
+                                        ("token", S("FT")),
+                                    ]),
+                                    M(&[
+                                        ("name", S("mi")),
+                                        ("type", S("pure-token")),
+                                        ("token", S("MI")),
+                                    ]),
+                                ])),
+                            ]),
+                        ])),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("order")),
+                ("type", S("oneof")),
+                ("flags", T(&[P("optional")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("asc")),
+                        ("type", S("pure-token")),
+                        ("token", S("ASC")),
+                    ]),
+                    M(&[
+                        ("name", S("desc")),
+                        ("type", S("pure-token")),
+                        ("token", S("DESC")),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("count")),
+                ("type", S("block")),
+                ("flags", T(&[P("optional")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("count")),
+                        ("type", S("integer")),
+                        ("token", S("COUNT")),
+                    ]),
+                    M(&[
+                        ("name", S("any")),
+                        ("type", S("pure-token")),
+                        ("token", S("ANY")),
+                        ("flags", T(&[P("optional")])),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("withcoord")),
+                ("type", S("pure-token")),
+                ("token", S("WITHCOORD")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("withdist")),
+                ("type", S("pure-token")),
+                ("token", S("WITHDIST")),
+                ("flags", T(&[P("optional")])),
+            ]),
+            M(&[
+                ("name", S("withhash")),
+                ("type", S("pure-token")),
+                ("token", S("WITHHASH")),
+                ("flags", T(&[P("optional")])),
+            ]),
+        ])),
+    ])),
+    ("geosearchstore", M(&[
+        ("summary", S("Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle, and store the result in another key.")),
+        ("since", S("6.2.0")),
+        ("group", S("geo")),
+        ("complexity", S("O(N+log(M)) where N is the number of elements in the grid-aligned bounding box area around the shape provided as the filter and M is the number of items inside the shape")),
+        ("history", T(&[A(&[
+                S("7.0.0"),
+                S("Added support for uppercase unit names."),
+            ])])),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("destination")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("source")),
+                ("type", S("key")),
+                ("key_spec_index", I(1)),
+            ]),
+            M(&[
+                ("name", S("from")),
+                ("type", S("oneof")),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("member")),
+                        ("type", S("string")),
+                        ("token", S("FROMMEMBER")),
+                    ]),
+                    M(&[
+                        ("name", S("longitude_latitude")),
+                        ("type", S("block")),
+                        ("token", S("FROMLONLAT")),
+                        ("arguments", A(&[
+                            M(&[
+                                ("name", S("longitude")),
+                                ("type", S("double")),
+                            ]),
+                            M(&[
+                                ("name", S("latitude")),
+                                ("type", S("double")),
+                            ]),
+                        ])),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("by")),
+                ("type", S("oneof")),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("circle")),
+                        ("type", S("block")),
+                        ("arguments", A(&[
+                            M(&[
+                                ("name", S("radius")),
+                                ("type", S("double")),
+                                ("token", S("BYRADIUS")),
+                            ]),
+                            M(&[
+                                ("name", S("unit")),
+                                ("type", S("oneof")),
+                                ("arguments", A(&[
+                                    M(&[
+                                        ("name", S("m")),
+                                        ("type", S("pure-token")),
+                                        ("token", S("M")),
+                                    ]),
+                                    M(&[
+                                        ("name", S("km")),
+                                        ("type", S("pure-token")),
+                                        ("token", S("KM")),
+                                    ]),
+                                    M(&[
+                                        ("name", S("ft")),
+                                        ("type", S("pure-token")),
+                                        ("token", S("FT")),
+                                    ]),
+                                    M(&[
+                                        ("name", S("mi")),
+                                        ("type", S("pure-token")),
+                                        ("token", S("MI")),
+                                    ]),
+                                ])),
+                            ]),
+                        ])),
+                    ]),
+                    M(&[
+                        ("name", S("box")),
+                        ("type", S("block")),
+                        ("arguments", A(&[
+                            M(&[
+                                ("name", S("width")),
+                                ("type", S("double")),
+                                ("token", S("BYBOX")),
+                            ]),
+                            M(&[
+                                ("name", S("height")),
+                                ("type", S("double")),
+                            ]),
+                            M(&[
+                                ("name", S("unit")),
+                                ("type", S("oneof")),
+                                ("arguments", A(&[
+                                    M(&[
+                                        ("name", S("m")),
+                                        ("type", S("pure-token")),
+                                        ("token", S("M")),
+                                    ]),
+                                    M(&[
+                                        ("name", S("km")),
+                                        ("type", S("pure-token")),
+                                        ("token", S("KM")),
+                                    ]),
+                                    M(&[
+                                        ("name", S("ft")),
+                                        ("type", S("pure-token")),
+                                        ("token", S("FT")),
+                                    ]),
+                                    M(&[
+                                        ("name", S("mi")),
+                                        ("type", S("pure-token")),
+                                        ("token", S("MI")),
+                                    ]),
+                                ])),
+                            ]),
+                        ])),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("order")),
+                ("type", S("oneof")),
+                ("flags", T(&[P("optional")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("asc")),
+                        ("type", S("pure-token")),
+                        ("token", S("ASC")),
+                    ]),
+                    M(&[
+                        ("name", S("desc")),
+                        ("type", S("pure-token")),
+                        ("token", S("DESC")),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("count")),
+                ("type", S("block")),
+                ("flags", T(&[P("optional")])),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("count")),
+                        ("type", S("integer")),
+                        ("token", S("COUNT")),
+                    ]),
+                    M(&[
+                        ("name", S("any")),
+                        ("type", S("pure-token")),
+                        ("token", S("ANY")),
+                        ("flags", T(&[P("optional")])),
+                    ]),
+                ])),
+            ]),
+            M(&[
+                ("name", S("storedist")),
+                ("type", S("pure-token")),
+                ("token", S("STOREDIST")),
+                ("flags", T(&[P("optional")])),
+            ]),
+        ])),
+    ])),
     ("get", M(&[
         ("summary", S("Get the value of a key")),
         ("since", S("1.0.0")),

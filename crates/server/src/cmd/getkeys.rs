@@ -3,10 +3,10 @@
 //!
 //! Most commands' keys sit where the table's `(first, last, step)` says;
 //! the `movablekeys` ones (`SORT`'s `STORE`, `ZUNIONSTORE`'s `numkeys`,
-//! `XREAD`'s `STREAMS`, `MIGRATE`'s `KEYS`) are found by reading their
-//! arguments as Redis 7.0's `db.c` does; a few containers (`XGROUP
-//! CREATE`, `XINFO STREAM`, `OBJECT ENCODING`, `MEMORY USAGE`) have their
-//! key after the subcommand.
+//! `XREAD`'s `STREAMS`, `MIGRATE`'s `KEYS`, `GEORADIUS`'s `STORE`) are
+//! found by reading their arguments as Redis 7.0 does; a few containers
+//! (`XGROUP CREATE`, `XINFO STREAM`, `OBJECT ENCODING`, `MEMORY USAGE`)
+//! have their key after the subcommand.
 
 use super::{parse_i64, Args, CommandSpec};
 
@@ -76,6 +76,22 @@ pub(super) fn key_positions(spec: &CommandSpec, argv: &[&[u8]]) -> Result<Vec<us
             keys
         }
         "blmpop" | "bzmpop" => counted_keys(argv, 2)?,
+        "georadius" | "georadiusbymember" => {
+            // Redis 7 reads these by their key specs: the key, then the
+            // argument after the first `STORE` and after the first
+            // `STOREDIST` (both, when both are there), searched from
+            // argument 6 (5 for GEORADIUSBYMEMBER) to the one before last.
+            let from = if spec.name == "georadius" { 6 } else { 5 };
+            let mut keys = vec![1];
+            for word in ["store", "storedist"] {
+                keys.extend(
+                    (from..argc.saturating_sub(1))
+                        .find(|&i| is(i, word))
+                        .map(|i| i + 1),
+                );
+            }
+            keys
+        }
         "xread" | "xreadgroup" => {
             // Redis 7 reads these by their key specs: the first `STREAMS`
             // from argument 1 (4 for XREADGROUP, after `GROUP g c`), then
@@ -191,6 +207,29 @@ mod tests {
         );
         assert_eq!(keys("xgroup create s g $").unwrap(), ["s"]);
         assert_eq!(keys("memory usage k").unwrap(), ["k"]);
+        assert_eq!(keys("georadius k 0 0 1 km").unwrap(), ["k"]);
+        assert_eq!(
+            keys("georadius k 0 0 1 km store dst").unwrap(),
+            ["k", "dst"]
+        );
+        assert_eq!(
+            keys("georadius k 0 0 1 km store a store b storedist c").unwrap(),
+            ["k", "a", "c"]
+        );
+        assert_eq!(
+            keys("georadius k 0 0 1 km storedist store x").unwrap(),
+            ["k", "x", "store"]
+        );
+        assert_eq!(keys("georadius k 0 0 1 km store").unwrap(), ["k"]);
+        assert_eq!(
+            keys("georadiusbymember k m 1 km storedist d").unwrap(),
+            ["k", "d"]
+        );
+        assert_eq!(keys("georadiusbymember k m 1 km store").unwrap(), ["k"]);
+        assert_eq!(
+            keys("geosearchstore dst src frommember m byradius 1 km").unwrap(),
+            ["dst", "src"]
+        );
     }
 
     #[test]

@@ -39,6 +39,7 @@ mod exists;
 mod expire;
 mod flushall;
 mod function;
+pub mod geo;
 mod get;
 mod getex;
 mod getkeys;
@@ -596,6 +597,22 @@ async fn run_command(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Cmd::XClaim => stream::claim::xclaim(args, ctx).await,
         Cmd::XAutoClaim => stream::claim::xautoclaim(args, ctx).await,
         Cmd::XInfo => stream::info::xinfo(args, ctx).await,
+        Cmd::GeoAdd => geo::add::geoadd(args, ctx).await,
+        Cmd::GeoDist => geo::query::geodist(args, ctx).await,
+        Cmd::GeoHash => geo::query::geohash(args, ctx).await,
+        Cmd::GeoPos => geo::query::geopos(args, ctx).await,
+        Cmd::GeoSearch => geo::search::georadius(args, ctx, geo::search::Variant::Search).await,
+        Cmd::GeoSearchStore => {
+            geo::search::georadius(args, ctx, geo::search::Variant::SearchStore).await
+        }
+        Cmd::GeoRadius => geo::search::georadius(args, ctx, geo::search::Variant::Radius).await,
+        Cmd::GeoRadiusByMember => {
+            geo::search::georadius(args, ctx, geo::search::Variant::ByMember).await
+        }
+        Cmd::GeoRadiusRo => geo::search::georadius(args, ctx, geo::search::Variant::RadiusRo).await,
+        Cmd::GeoRadiusByMemberRo => {
+            geo::search::georadius(args, ctx, geo::search::Variant::ByMemberRo).await
+        }
     };
     // One byte compare per request: did it answer an error?
     let failed = ctx.out.get(reply_at) == Some(&b'-');

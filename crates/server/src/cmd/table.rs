@@ -199,6 +199,16 @@ pub(super) enum Cmd {
     SPublish,
     PubSub,
     Monitor,
+    GeoAdd,
+    GeoDist,
+    GeoHash,
+    GeoPos,
+    GeoSearch,
+    GeoSearchStore,
+    GeoRadius,
+    GeoRadiusByMember,
+    GeoRadiusRo,
+    GeoRadiusByMemberRo,
 }
 
 /// A command's name, arity and key positions, as `COMMAND` reports them.
@@ -640,6 +650,34 @@ pub static COMMANDS: &[CommandSpec] = &[
     spec("xautoclaim", Cmd::XAutoClaim, -6, WX, KEY1),
     spec("xinfo", Cmd::XInfo, -2, &[], NOKEYS),
     spec("xsetid", Cmd::XSetId, -3, WF, KEY1),
+    spec("geoadd", Cmd::GeoAdd, -5, W, KEY1),
+    spec("geodist", Cmd::GeoDist, -4, RS, KEY1),
+    spec("geohash", Cmd::GeoHash, -2, RS, KEY1),
+    spec("geopos", Cmd::GeoPos, -2, RS, KEY1),
+    spec("geosearch", Cmd::GeoSearch, -7, RS, KEY1),
+    spec("geosearchstore", Cmd::GeoSearchStore, -8, W, (1, 2, 1)),
+    spec(
+        "georadius",
+        Cmd::GeoRadius,
+        -6,
+        &["write", "denyoom", "movablekeys"],
+        KEY1,
+    ),
+    spec(
+        "georadiusbymember",
+        Cmd::GeoRadiusByMember,
+        -5,
+        &["write", "denyoom", "movablekeys"],
+        KEY1,
+    ),
+    spec("georadius_ro", Cmd::GeoRadiusRo, -6, RS, KEY1),
+    spec(
+        "georadiusbymember_ro",
+        Cmd::GeoRadiusByMemberRo,
+        -5,
+        RS,
+        KEY1,
+    ),
 ];
 
 /// The spec of a command name, ignoring case.

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 mod bits;
+mod geo;
 mod hash;
 mod list;
 mod multi;
@@ -12,6 +13,7 @@ mod sort;
 mod stream;
 mod zset;
 pub use bits::bits_script;
+pub use geo::geo_script;
 pub use hash::hash_script;
 pub use list::list_script;
 pub use multi::transactions_script;

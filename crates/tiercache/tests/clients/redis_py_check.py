@@ -151,7 +151,19 @@ for proto in (2, 3):
     reader.close()
     expect_error(lambda: r.xadd("s1", {"a": 1}), redis.exceptions.ResponseError, "WRONGTYPE")
     expect_error(lambda: r.lpush("s1", "v"), redis.exceptions.ResponseError, "WRONGTYPE")
-    r.delete("l2", "s1", "s2", "board", "u", "ev")
+    # Geo: a sorted set of positions; redis-py parses distances and coordinates.
+    sicily = [13.361389, 38.115556, "Palermo", 15.087269, 37.502669, "Catania"]
+    assert r.geoadd("sicily", sicily) == 2
+    assert r.geodist("sicily", "Palermo", "Catania", unit="km") == 166.2742
+    (lon, lat), missing = r.geopos("sicily", "Palermo", "nobody")
+    assert abs(lon - 13.361389) < 1e-5 and abs(lat - 38.115556) < 1e-5, (lon, lat)
+    assert missing is None
+    near = r.geosearch("sicily", longitude=15, latitude=37, radius=200, unit="km",
+                       sort="ASC", withdist=True)
+    assert [(m, d) for m, d in near] == [("Catania", 56.4413), ("Palermo", 190.4424)], near
+    assert r.geosearchstore("near", "sicily", member="Palermo", radius=100, unit="km") == 1
+    assert r.zrange("near", 0, -1) == ["Palermo"]
+    r.delete("l2", "s1", "s2", "board", "u", "ev", "sicily", "near")
     # Keys.
     assert r.type("a") == "string" and r.type("missing") == "none"
     assert r.delete("a", "missing") == 1 and r.unlink("b") == 1
