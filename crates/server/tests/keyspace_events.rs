@@ -153,6 +153,30 @@ async fn commands_raise_redis_events_in_order_and_only_on_change() {
             &["EXPIRE", "r2", "-1"],
             &["XADD", "x", "MAXLEN", "1", "*", "f", "v"],
             &["XADD", "x", "MAXLEN", "1", "*", "f", "v"],
+            &["GEOADD", "g", "13.36", "38.11", "pal"],
+            &[
+                "GEOSEARCHSTORE",
+                "gs",
+                "g",
+                "FROMLONLAT",
+                "13",
+                "38",
+                "BYRADIUS",
+                "200",
+                "km",
+            ],
+            &[
+                "GEOSEARCHSTORE",
+                "gs",
+                "g",
+                "FROMLONLAT",
+                "0",
+                "0",
+                "BYRADIUS",
+                "1",
+                "km",
+            ],
+            &["GEORADIUS", "g", "13", "38", "200", "km", "STORE", "gr"],
         ],
     )
     .await;
@@ -182,6 +206,10 @@ async fn commands_raise_redis_events_in_order_and_only_on_change() {
         ("x", "xadd"),
         ("x", "xadd"),
         ("x", "xtrim"),
+        ("g", "zadd"),
+        ("gs", "geosearchstore"),
+        ("gs", "del"),
+        ("gr", "georadiusstore"),
     ];
     let want: Vec<String> = want.iter().map(|(k, e)| space(k, e)).collect();
     assert_eq!(got, want);

@@ -23,6 +23,7 @@ use crate::geohash::{
     areas_by_shape, box_scores, c_double_to_i64, decode_score, format_distance, HashBits, Shape,
     ShapeKind,
 };
+use crate::notify::class;
 use crate::resp::reply;
 use crate::zset::{ScoreRange, ZSet};
 use bytes::Bytes;
@@ -164,11 +165,19 @@ async fn search_store(
                 Ok(change) => changes[1] = change,
                 Err(msg) => return (changes, Err(msg)),
             }
-            (changes, Ok(points.len()))
+            (changes, Ok((points.len(), found[1].is_some())))
         })
         .await;
     match r {
-        Ok(Ok(n)) => reply::integer(ctx.out, n as i64),
+        Ok(Ok((n, existed))) => {
+            let event = match variant {
+                Variant::SearchStore => "geosearchstore",
+                _ => "georadiusstore",
+            };
+            let dst = args.get(dst);
+            collection::notify_stored(ctx, class::ZSET, event, dst, n > 0, existed);
+            reply::integer(ctx.out, n as i64)
+        }
         Ok(Err(msg)) => ctx.error(&msg),
         Err(e) => ctx.engine_error(&e),
     }
