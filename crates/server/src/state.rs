@@ -489,6 +489,11 @@ pub struct ClientState {
     /// What the last one-key collection write did to its key (for the
     /// keyspace events that follow it).
     pub last_change: crate::cmd::collection::LastChange,
+    /// While a write command runs with `new` events on: its keys that did
+    /// not exist before it ran. The first event on one of them is preceded
+    /// by `new` (Redis raises it when the key is added, before the
+    /// command's own event).
+    pub absent_keys: std::cell::RefCell<Vec<Bytes>>,
 }
 
 impl ClientState {
@@ -511,6 +516,7 @@ impl ClientState {
             mailbox: None,
             pushed: false,
             last_change: Default::default(),
+            absent_keys: Default::default(),
         }
     }
 

@@ -253,3 +253,55 @@ async fn expired_keys_are_reported_once_and_overwritten_ones_not() {
     assert_eq!(c.cmd(&["GET", "early"]).await, Reply::bulk("2"));
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn new_keys_are_announced_before_their_first_event() {
+    let server = TestServer::start().await;
+    let mut c = server.client().await;
+    let mut sub = listen_all(&server).await;
+    c.cmd(&["CONFIG", "SET", "notify-keyspace-events", "KEn$l"])
+        .await;
+    // A pipeline of plain SETs, as the batched path runs them.
+    c.send_raw(
+        &[
+            common::send(&["SET", "a", "1"]),
+            common::send(&["SET", "a", "2"]),
+        ]
+        .concat(),
+    )
+    .await;
+    assert_eq!(c.read().await, Reply::ok());
+    assert_eq!(c.read().await, Reply::ok());
+    let got = events_of(
+        &mut c,
+        &mut sub,
+        &[
+            &["RPUSH", "l", "x"],
+            &["RPUSH", "l", "y"],
+            &["LMOVE", "l", "l2", "LEFT", "RIGHT"],
+            &["SET", "b", "1", "NX"],
+            &["SET", "b", "1", "NX"],
+        ],
+    )
+    .await;
+    let mut want = Vec::new();
+    for (key, event) in [
+        ("a", "new"),
+        ("a", "set"),
+        ("a", "set"),
+        ("l", "new"),
+        ("l", "rpush"),
+        ("l", "rpush"),
+        ("l2", "new"),
+        ("l2", "rpush"),
+        ("l", "lpop"),
+        ("b", "new"),
+        ("b", "set"),
+    ] {
+        // Both channels, `new` included (checked against redis-server).
+        want.push(space(key, event));
+        want.push(format!("__keyevent@0__:{event} {key}"));
+    }
+    assert_eq!(got, want);
+    server.shutdown().await;
+}

@@ -202,9 +202,20 @@ impl Ctx<'_, '_> {
     }
 
     /// Raises keyspace event `event` of `class` (`crate::notify::class`)
-    /// on `key`, where Redis raises it.
+    /// on `key`, where Redis raises it; the first event on a key the
+    /// command created comes after a `new` event (see
+    /// `ClientState::absent_keys`).
     #[inline]
     pub fn notify(&self, class: u32, event: &str, key: &[u8]) {
+        if self.server.keyspace_events.flags() == 0 {
+            return;
+        }
+        let mut absent = self.client.absent_keys.borrow_mut();
+        if let Some(at) = absent.iter().position(|k| k == key) {
+            absent.swap_remove(at);
+            self.server.notify(crate::notify::class::NEW, "new", key);
+        }
+        drop(absent);
         self.server.notify(class, event, key);
     }
 }
@@ -372,6 +383,12 @@ async fn run_command(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     }
     if ctx.client.tx.is_some() && !multi::runs_in_multi(spec.cmd) {
         return multi::queue(args, ctx);
+    }
+    // `new` events need to know which keys a write creates.
+    let track_new = spec.flags.contains(&"write")
+        && ctx.server.keyspace_events.wants(crate::notify::class::NEW);
+    if track_new {
+        note_absent_keys(spec, args, ctx).await;
     }
     let flow = match spec.cmd {
         Cmd::Ping => ping::run(args, ctx).await,
@@ -614,6 +631,9 @@ async fn run_command(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             geo::search::georadius(args, ctx, geo::search::Variant::ByMemberRo).await
         }
     };
+    if track_new {
+        ctx.client.absent_keys.get_mut().clear();
+    }
     // One byte compare per request: did it answer an error?
     let failed = ctx.out.get(reply_at) == Some(&b'-');
     if failed {
@@ -656,6 +676,28 @@ fn reject(ctx: &mut Ctx<'_, '_>, index: Option<usize>, msg: &str) {
 }
 
 /// The length of the first key argument over `max`, if any.
+/// Records in `ctx.client.absent_keys` which of the keys of the write
+/// about to run do not exist (only while `new` events are on: a lookup
+/// per key).
+async fn note_absent_keys(spec: &CommandSpec, args: &Args<'_>, ctx: &mut Ctx<'_, '_>) {
+    let argv: Vec<&[u8]> = (0..args.len()).map(|i| args.get(i)).collect();
+    let keys: Vec<Bytes> = match getkeys::key_positions(spec, &argv) {
+        Ok(at) => at.into_iter().map(|i| args.bytes(i)).collect(),
+        Err(_) => return,
+    };
+    let found = ctx.session.get_many(&keys).await;
+    let mut absent = ctx.client.absent_keys.borrow_mut();
+    absent.clear();
+    if let Ok(found) = found {
+        absent.extend(
+            keys.into_iter()
+                .zip(found)
+                .filter(|(_, e)| e.is_none())
+                .map(|(k, _)| k),
+        );
+    }
+}
+
 fn oversized_key(spec: &CommandSpec, args: &Args<'_>, max: usize) -> Option<usize> {
     if spec.first_key == 0 {
         return None;

@@ -214,6 +214,8 @@ pub fn is_plain(args: &Args<'_>, ctx: &Ctx<'_, '_>) -> bool {
         && ctx.client.authenticated
         && ctx.client.tx.is_none()
         && args.get(1).len() <= ctx.server.config.limits.max_key_len
+        // `new` events need each key looked up first (`note_absent_keys`).
+        && !ctx.server.keyspace_events.wants(class::NEW)
 }
 
 /// Runs consecutive plain `SET key value` requests of one pipelined batch
