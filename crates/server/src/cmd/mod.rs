@@ -385,8 +385,8 @@ async fn run_command(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         return multi::queue(args, ctx);
     }
     // `new` events need to know which keys a write creates.
-    let track_new = spec.flags.contains(&"write")
-        && ctx.server.keyspace_events.wants(crate::notify::class::NEW);
+    let track_new = ctx.server.keyspace_events.wants(crate::notify::class::NEW)
+        && spec.flags.contains(&"write");
     if track_new {
         note_absent_keys(spec, args, ctx).await;
     }
