@@ -328,9 +328,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
             }
         }
         self.engine.gate().leave(&mut self.client.seat);
-        self.server
-            .command_stats
-            .add(&mut self.client.tally, started.elapsed());
+        let took = started.elapsed();
+        self.server.command_stats.add(&mut self.client.tally, took);
+        if executed == 1 && flow == Flow::Continue && self.requests.len() == from + 1 {
+            let (first, end) = self.requests[from];
+            let args = Args::new(batch, &self.ranges[first..end]);
+            cmd::log_batch_of_one(&self.server, &mut self.client, &args, took);
+        }
+        self.client.untimed = false;
         if flow != Flow::Block {
             self.read_buf.advance(consumed);
             self.client

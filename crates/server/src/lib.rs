@@ -103,6 +103,7 @@ mod scan_index;
 pub mod set;
 pub mod shutdown;
 mod slot;
+pub mod slowlog;
 pub mod state;
 pub mod stream;
 #[cfg(test)]

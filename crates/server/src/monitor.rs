@@ -70,7 +70,8 @@ impl Monitors {
 fn hidden(name: &str, args: &Args<'_>) -> bool {
     match name {
         "config" | "monitor" | "shutdown" | "save" | "bgsave" | "lastsave" | "debug"
-        | "replicaof" | "slaveof" => true,
+        | "replicaof" | "slaveof" | "bgrewriteaof" => true,
+        "slowlog" | "latency" => !args.is(1, "help"),
         "client" => ["kill", "list", "no-evict", "pause", "unpause", "unblock"]
             .iter()
             .any(|sub| args.is(1, sub)),
@@ -78,9 +79,21 @@ fn hidden(name: &str, args: &Args<'_>) -> bool {
     }
 }
 
-/// The arguments shown as `"(redacted)"`, by position.
-fn redacted(name: &str, args: &Args<'_>) -> Vec<usize> {
+/// The arguments shown as `"(redacted)"`, by position (`MONITOR` and
+/// `SLOWLOG` both hide them): passwords, and the values of `CONFIG SET`'s
+/// sensitive parameters.
+pub(crate) fn redacted(name: &str, args: &Args<'_>) -> Vec<usize> {
     match name {
+        "config" if args.is(1, "set") => (2..args.len())
+            .step_by(2)
+            .filter(|&i| {
+                i + 1 < args.len()
+                    && ["requirepass", "masterauth", "masteruser"]
+                        .iter()
+                        .any(|p| args.is(i, p))
+            })
+            .map(|i| i + 1)
+            .collect(),
         "auth" => (1..args.len()).collect(),
         "hello" => (2..args.len())
             .find(|&i| args.is(i, "auth") && i + 2 < args.len())

@@ -54,6 +54,8 @@ pub struct ServerState {
     pub monitors: crate::monitor::Monitors,
     /// The keyspace notification classes enabled.
     pub keyspace_events: crate::notify::KeyspaceEvents,
+    /// `SLOWLOG`.
+    pub slowlog: crate::slowlog::SlowLog,
 }
 
 /// The most error codes `INFO errorstats` tracks (Redis's
@@ -135,6 +137,7 @@ impl ServerState {
             pubsub: Default::default(),
             monitors: Default::default(),
             keyspace_events: Default::default(),
+            slowlog: Default::default(),
         }
     }
 
@@ -494,6 +497,11 @@ pub struct ClientState {
     /// by `new` (Redis raises it when the key is added, before the
     /// command's own event).
     pub absent_keys: std::cell::RefCell<Vec<Bytes>>,
+    /// Set when `run_command` ran a command without timing it for the slow
+    /// log (a `fast` one at a coarse threshold): the connection then logs a
+    /// batch of that one command by the batch's time. Refused, queued and
+    /// timed commands leave it unset.
+    pub untimed: bool,
 }
 
 impl ClientState {
@@ -517,6 +525,7 @@ impl ClientState {
             pushed: false,
             last_change: Default::default(),
             absent_keys: Default::default(),
+            untimed: false,
         }
     }
 

@@ -130,6 +130,35 @@ pub(super) fn start<'k>(
     Some(false)
 }
 
+/// The wait of a command that waits on no key, only for its timeout
+/// (`WAIT` with no replica to acknowledge): `Some(Flow::Block)` to wait
+/// (again: nothing but `CLIENT UNBLOCK` wakes it early), `Some(Flow::Continue)`
+/// when it answered (`CLIENT UNBLOCK ... ERROR`), `None` when the timeout
+/// passed (or `CLIENT UNBLOCK ... TIMEOUT`): the caller answers.
+pub(super) fn wait_on_nothing(ctx: &mut Ctx<'_, '_>, timeout: Option<Duration>) -> Option<Flow> {
+    if let Some(b) = ctx.client.blocked.take() {
+        if b.unblocked {
+            ctx.error("UNBLOCKED client unblocked via CLIENT UNBLOCK");
+            return Some(Flow::Continue);
+        }
+        if b.timed_out {
+            return None;
+        }
+        ctx.client.blocked = Some(b);
+        return Some(Flow::Block);
+    }
+    let wake = Arc::new(Notify::new());
+    ctx.client.blocked = Some(Box::new(Blocked {
+        _watch: ctx.engine.waiter(wake.clone()),
+        wake,
+        deadline: timeout.map(|t| Instant::now() + t),
+        timed_out: false,
+        unblocked: false,
+        stream_ids: Vec::new(),
+    }));
+    Some(Flow::Block)
+}
+
 /// Ends a look at the keys: an error, nothing to pop (block, or inside
 /// `EXEC` answer with `none`), or what was popped (`reply` answers it).
 pub(super) fn finish<T>(

@@ -33,6 +33,10 @@ enum Set {
     Requirepass,
     /// Changes the keyspace notification classes.
     NotifyKeyspaceEvents,
+    /// `slowlog-log-slower-than`: microseconds, -1 and up.
+    SlowlogThreshold,
+    /// `slowlog-max-len`: entries, 0 and up.
+    SlowlogMaxLen,
     /// A byte size (`100mb`); only the current value is accepted.
     Memory,
     /// `yes`/`no`; only the current value.
@@ -143,6 +147,18 @@ fn params(ctx: &Ctx<'_, '_>) -> Vec<(&'static str, String, Set)> {
             Set::NotifyKeyspaceEvents,
         ),
         ("cluster-enabled", "no".into(), Set::Immutable),
+        (
+            "slowlog-log-slower-than",
+            ctx.server.slowlog.threshold_us().to_string(),
+            Set::SlowlogThreshold,
+        ),
+        (
+            "slowlog-max-len",
+            ctx.server.slowlog.max_len().to_string(),
+            Set::SlowlogMaxLen,
+        ),
+        // The latency monitor is not built: off, as in Redis by default.
+        ("latency-monitor-threshold", "0".into(), Set::Int),
         ("replica-read-only", "yes".into(), Set::Bool),
         ("slave-read-only", "yes".into(), Set::Bool),
         ("lazyfree-lazy-user-flush", "no".into(), Set::Bool),
@@ -263,6 +279,14 @@ fn set(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) {
                 Some(_) => true,
                 None => return fail(ctx, "Invalid event class character. Use 'Ag$lshzxeKEtmdn'."),
             },
+            Set::SlowlogThreshold => match tunable_value(value, Range::Int(-1, i64::MAX)) {
+                Ok(_) => true,
+                Err(msg) => return fail(ctx, &msg),
+            },
+            Set::SlowlogMaxLen => match tunable_value(value, SIZE) {
+                Ok(_) => true,
+                Err(msg) => return fail(ctx, &msg),
+            },
             Set::Memory => match memory_value(&text) {
                 Some(v) => v.to_string() == *current,
                 None => return fail(ctx, "argument must be a memory value"),
@@ -307,6 +331,16 @@ fn set(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) {
                 ctx.server.set_idle_timeout(Duration::from_secs(secs));
             }
             Set::Requirepass => ctx.server.set_requirepass(value),
+            Set::SlowlogThreshold => {
+                if let Ok(us) = tunable_value(value, Range::Int(-1, i64::MAX)) {
+                    ctx.server.slowlog.set_threshold_us(us);
+                }
+            }
+            Set::SlowlogMaxLen => {
+                if let Ok(len) = tunable_value(value, SIZE) {
+                    ctx.server.slowlog.set_max_len(len as u64);
+                }
+            }
             Set::NotifyKeyspaceEvents => {
                 let flags = crate::notify::parse_flags(&String::from_utf8_lossy(value));
                 ctx.server.keyspace_events.set_flags(flags.unwrap_or(0));

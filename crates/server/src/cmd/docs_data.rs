@@ -22,6 +22,12 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
             ]),
         ])),
     ])),
+    ("asking", M(&[
+        ("summary", S("Sent by cluster clients after an -ASK redirect")),
+        ("since", S("3.0.0")),
+        ("group", S("cluster")),
+        ("complexity", S("O(1)")),
+    ])),
     ("auth", M(&[
         ("summary", S("Authenticate to the server")),
         ("since", S("1.0.0")),
@@ -43,6 +49,12 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
                 ("type", S("string")),
             ]),
         ])),
+    ])),
+    ("bgrewriteaof", M(&[
+        ("summary", S("Asynchronously rewrite the append-only file")),
+        ("since", S("1.0.0")),
+        ("group", S("server")),
+        ("complexity", S("O(1)")),
     ])),
     ("bgsave", M(&[
         ("summary", S("Asynchronously save the dataset to disk")),
@@ -597,6 +609,12 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
         ("summary", S("A container for client connection commands")),
         ("since", S("2.4.0")),
         ("group", S("connection")),
+        ("complexity", S("Depends on subcommand.")),
+    ])),
+    ("cluster", M(&[
+        ("summary", S("A container for cluster commands")),
+        ("since", S("3.0.0")),
+        ("group", S("cluster")),
         ("complexity", S("Depends on subcommand.")),
     ])),
     ("command", M(&[
@@ -2478,6 +2496,12 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
         ("group", S("server")),
         ("complexity", S("O(1)")),
     ])),
+    ("latency", M(&[
+        ("summary", S("A container for latency diagnostics commands")),
+        ("since", S("2.8.13")),
+        ("group", S("server")),
+        ("complexity", S("Depends on subcommand.")),
+    ])),
     ("lcs", M(&[
         ("summary", S("Find longest common substring")),
         ("since", S("7.0.0")),
@@ -2673,6 +2697,19 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
                 ("name", S("count")),
                 ("type", S("integer")),
                 ("token", S("COUNT")),
+                ("flags", T(&[P("optional")])),
+            ]),
+        ])),
+    ])),
+    ("lolwut", M(&[
+        ("summary", S("Display some computer art and the Redis version")),
+        ("since", S("5.0.0")),
+        ("group", S("server")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("version")),
+                ("type", S("integer")),
+                ("token", S("VERSION")),
                 ("flags", T(&[P("optional")])),
             ]),
         ])),
@@ -3312,6 +3349,18 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
         ("group", S("generic")),
         ("complexity", S("O(1)")),
     ])),
+    ("readonly", M(&[
+        ("summary", S("Enables read queries for a connection to a cluster replica node")),
+        ("since", S("3.0.0")),
+        ("group", S("cluster")),
+        ("complexity", S("O(1)")),
+    ])),
+    ("readwrite", M(&[
+        ("summary", S("Disables read queries for a connection to a cluster replica node")),
+        ("since", S("3.0.0")),
+        ("group", S("cluster")),
+        ("complexity", S("O(1)")),
+    ])),
     ("rename", M(&[
         ("summary", S("Rename a key")),
         ("since", S("1.0.0")),
@@ -3476,6 +3525,12 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
                 ("flags", T(&[P("optional")])),
             ]),
         ])),
+    ])),
+    ("role", M(&[
+        ("summary", S("Return the role of the instance in the context of replication")),
+        ("since", S("2.8.12")),
+        ("group", S("server")),
+        ("complexity", S("O(1)")),
     ])),
     ("rpop", M(&[
         ("summary", S("Remove and get the last elements in a list")),
@@ -3982,6 +4037,12 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
             ]),
         ])),
     ])),
+    ("slowlog", M(&[
+        ("summary", S("A container for slow log commands")),
+        ("since", S("2.2.12")),
+        ("group", S("server")),
+        ("complexity", S("Depends on subcommand.")),
+    ])),
     ("smembers", M(&[
         ("summary", S("Get all the members in a set")),
         ("since", S("1.0.0")),
@@ -4396,6 +4457,22 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
             ]),
         ])),
     ])),
+    ("swapdb", M(&[
+        ("summary", S("Swaps two Redis databases")),
+        ("since", S("4.0.0")),
+        ("group", S("server")),
+        ("complexity", S("O(N) where N is the count of clients watching or blocking on keys from both databases.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("index1")),
+                ("type", S("integer")),
+            ]),
+            M(&[
+                ("name", S("index2")),
+                ("type", S("integer")),
+            ]),
+        ])),
+    ])),
     ("time", M(&[
         ("summary", S("Return the current server time")),
         ("since", S("2.6.0")),
@@ -4478,6 +4555,22 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
         ("since", S("2.2.0")),
         ("group", S("transactions")),
         ("complexity", S("O(1)")),
+    ])),
+    ("wait", M(&[
+        ("summary", S("Wait for the synchronous replication of all the write commands sent in the context of the current connection")),
+        ("since", S("3.0.0")),
+        ("group", S("generic")),
+        ("complexity", S("O(1)")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("numreplicas")),
+                ("type", S("integer")),
+            ]),
+            M(&[
+                ("name", S("timeout")),
+                ("type", S("integer")),
+            ]),
+        ])),
     ])),
     ("watch", M(&[
         ("summary", S("Watch the given keys to determine execution of the MULTI/EXEC block")),

@@ -25,6 +25,7 @@ mod bits;
 pub mod blocking;
 mod client;
 mod client_kill;
+mod cluster;
 pub mod collection;
 mod command;
 mod config;
@@ -50,8 +51,10 @@ pub(crate) mod incrbyfloat;
 mod info;
 mod keys;
 pub(crate) mod keytype;
+mod latency;
 mod lcs;
 pub mod list;
+mod lolwut;
 mod memory;
 mod mget;
 mod migrate;
@@ -66,6 +69,7 @@ mod quit;
 mod randomkey;
 mod range;
 mod rename;
+mod replication;
 mod reset;
 mod sampling;
 pub(crate) mod save;
@@ -73,6 +77,7 @@ mod scan;
 mod select;
 pub(crate) mod set;
 pub mod sets;
+mod slowlog;
 mod sort;
 pub mod stream;
 mod subcommand;
@@ -384,6 +389,10 @@ async fn run_command(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     if ctx.client.tx.is_some() && !multi::runs_in_multi(spec.cmd) {
         return multi::queue(args, ctx);
     }
+    // Slow commands are timed here (see `crate::slowlog` for which).
+    let (fast, skip_slowlog) = table::SLOWLOG_FLAGS[index];
+    let timed_from =
+        (!skip_slowlog && ctx.server.slowlog.times(fast)).then(std::time::Instant::now);
     // `new` events need to know which keys a write creates.
     let track_new = ctx.server.keyspace_events.wants(crate::notify::class::NEW)
         && spec.flags.contains(&"write");
@@ -459,6 +468,14 @@ async fn run_command(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Cmd::SortRo => sort::run(args, ctx, true).await,
         Cmd::RandomKey => randomkey::run(args, ctx).await,
         Cmd::Time => time::run(args, ctx).await,
+        Cmd::SlowLog => slowlog::run(args, ctx).await,
+        Cmd::Latency => latency::run(args, ctx).await,
+        Cmd::Cluster => cluster::run(args, ctx).await,
+        Cmd::Role => replication::role(args, ctx).await,
+        Cmd::Wait => replication::wait(args, ctx).await,
+        Cmd::Lolwut => lolwut::run(args, ctx).await,
+        Cmd::BgRewriteAof => save::bgrewriteaof(args, ctx).await,
+        Cmd::SwapDb => select::swapdb(args, ctx).await,
         Cmd::Keys => keys::run(args, ctx).await,
         Cmd::Scan => scan::run(args, ctx).await,
         Cmd::Dbsize => dbsize::run(args, ctx).await,
@@ -634,6 +651,13 @@ async fn run_command(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     if track_new {
         ctx.client.absent_keys.get_mut().clear();
     }
+    match timed_from {
+        Some(from) if flow != Flow::Block => {
+            log_if_slow(ctx.server, ctx.client, spec.name, args, from.elapsed())
+        }
+        Some(_) => {}
+        None => ctx.client.untimed = !skip_slowlog,
+    }
     // One byte compare per request: did it answer an error?
     let failed = ctx.out.get(reply_at) == Some(&b'-');
     if failed {
@@ -676,6 +700,41 @@ fn reject(ctx: &mut Ctx<'_, '_>, index: Option<usize>, msg: &str) {
 }
 
 /// The length of the first key argument over `max`, if any.
+/// Adds command `name` (`args`), run by `client`, to the slow log if it
+/// took long enough.
+pub(crate) fn log_if_slow(
+    server: &ServerState,
+    client: &ClientState,
+    name: &str,
+    args: &Args<'_>,
+    took: std::time::Duration,
+) {
+    let slowlog = &server.slowlog;
+    if slowlog.is_slow(took) {
+        let hide = crate::monitor::redacted(name, args);
+        let info = &client.info;
+        let client_name = info.names().name.unwrap_or_default();
+        slowlog.observe(args, &hide, took, &info.addr, &client_name);
+    }
+}
+
+/// The slow log's look at a batch of one request that `run_command` did
+/// not time (a `fast` command at a coarse threshold): the batch's time is
+/// the command's.
+pub fn log_batch_of_one(
+    server: &ServerState,
+    client: &mut ClientState,
+    args: &Args<'_>,
+    took: std::time::Duration,
+) {
+    if !std::mem::take(&mut client.untimed) || !server.slowlog.is_slow(took) {
+        return;
+    }
+    if let Some(index) = lookup_index(args.get(0)) {
+        log_if_slow(server, client, COMMANDS[index].name, args, took);
+    }
+}
+
 /// Records in `ctx.client.absent_keys` which of the keys of the write
 /// about to run do not exist (only while `new` events are on: a lookup
 /// per key).

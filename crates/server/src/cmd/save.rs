@@ -97,6 +97,21 @@ pub async fn save(_args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
 }
 
 /// `BGSAVE [SCHEDULE]`.
+/// `BGREWRITEAOF`: there is no append-only file, but the write-back
+/// journal is one, and a flush is what compacts it (a flushed segment is
+/// deleted). So it starts the flush, in the background, and says what
+/// Redis says.
+pub async fn bgrewriteaof(_args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
+    let engine = ctx.engine.clone();
+    tokio::spawn(async move {
+        if let Err(e) = engine.flush().await {
+            tracing::error!(error = %e, "BGREWRITEAOF: the write-back flush failed");
+        }
+    });
+    reply::simple(ctx.out, "Background append only file rewriting started");
+    Flow::Continue
+}
+
 pub async fn bgsave(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     if args.len() > 2 || (args.len() == 2 && !args.is(1, "schedule")) {
         ctx.error(SYNTAX_ERROR);

@@ -63,6 +63,14 @@ pub(super) enum Cmd {
     Shutdown,
     RandomKey,
     Time,
+    SlowLog,
+    Latency,
+    Cluster,
+    Role,
+    Wait,
+    Lolwut,
+    BgRewriteAof,
+    SwapDb,
     Keys,
     Scan,
     Dbsize,
@@ -398,6 +406,41 @@ pub static COMMANDS: &[CommandSpec] = &[
     ),
     spec("randomkey", Cmd::RandomKey, 1, RS, NOKEYS),
     spec("time", Cmd::Time, 1, &["loading", "stale", "fast"], NOKEYS),
+    spec("slowlog", Cmd::SlowLog, -2, &[], NOKEYS),
+    spec("latency", Cmd::Latency, -2, &[], NOKEYS),
+    spec("cluster", Cmd::Cluster, -2, &[], NOKEYS),
+    spec(
+        "readonly",
+        Cmd::Cluster,
+        1,
+        &["loading", "stale", "fast"],
+        NOKEYS,
+    ),
+    spec(
+        "readwrite",
+        Cmd::Cluster,
+        1,
+        &["loading", "stale", "fast"],
+        NOKEYS,
+    ),
+    spec("asking", Cmd::Cluster, 1, &["fast"], NOKEYS),
+    spec(
+        "role",
+        Cmd::Role,
+        1,
+        &["noscript", "loading", "stale", "fast"],
+        NOKEYS,
+    ),
+    spec("wait", Cmd::Wait, 3, &["noscript"], NOKEYS),
+    spec("lolwut", Cmd::Lolwut, -1, &["readonly", "fast"], NOKEYS),
+    spec(
+        "bgrewriteaof",
+        Cmd::BgRewriteAof,
+        1,
+        &["admin", "noscript", "no_async_loading"],
+        NOKEYS,
+    ),
+    spec("swapdb", Cmd::SwapDb, 3, WX, NOKEYS),
     spec("keys", Cmd::Keys, 2, RS, NOKEYS),
     spec("scan", Cmd::Scan, -2, RS, NOKEYS),
     spec("dbsize", Cmd::Dbsize, 1, R, NOKEYS),
@@ -684,6 +727,16 @@ pub static COMMANDS: &[CommandSpec] = &[
 pub fn lookup(name: &[u8]) -> Option<&'static CommandSpec> {
     lookup_index(name).map(|i| &COMMANDS[i])
 }
+
+/// Per command (by index in [`COMMANDS`]): flagged `fast`, and flagged
+/// `skip_slowlog`, read once so that the request path tests two bools.
+pub(crate) static SLOWLOG_FLAGS: std::sync::LazyLock<Box<[(bool, bool)]>> =
+    std::sync::LazyLock::new(|| {
+        COMMANDS
+            .iter()
+            .map(|c| (c.flags.contains(&"fast"), c.flags.contains(&"skip_slowlog")))
+            .collect()
+    });
 
 /// The position of `name` (any case) in [`COMMANDS`].
 pub fn lookup_index(name: &[u8]) -> Option<usize> {
