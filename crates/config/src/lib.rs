@@ -77,10 +77,10 @@ use std::path::{Path, PathBuf};
 
 pub use error::ConfigError;
 pub use model::{
-    BucketHash, BucketStore, BufferStore, BusyPollSetting, Config, FileStore, FsyncMode,
-    HttpCacheConfig, HttpRule, MemcachedStore, MemoryConfig, MultiStore, NamespaceConfig,
-    NetworkStore, NullStore, RedisStore, RedisTarget, ReportSuccess, RotatePeriod, ServerConfig,
-    SqlStore, SqliteStore, StoreConfig, StoreRef, WriteMode, DEFAULT_WRITE_NICE,
+    BucketHash, BucketStore, BufferStore, BusyPollSetting, Config, DebugCommand, FileStore,
+    FsyncMode, HttpCacheConfig, HttpRule, MemcachedStore, MemoryConfig, MultiStore,
+    NamespaceConfig, NetworkStore, NullStore, RedisStore, RedisTarget, ReportSuccess, RotatePeriod,
+    ServerConfig, SqlStore, SqliteStore, StoreConfig, StoreRef, WriteMode, DEFAULT_WRITE_NICE,
 };
 pub use units::{parse_duration, parse_size, ListenAddr};
 

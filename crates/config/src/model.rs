@@ -58,6 +58,35 @@ pub struct ServerConfig {
     /// [`BusyPollSetting`].
     #[serde(deserialize_with = "units::de_busy_poll")]
     pub busy_poll: BusyPollSetting,
+    /// Who may run Redis's `DEBUG` command: `"no"` (the default, as
+    /// Redis 7), `"local"` (clients on loopback or the unix socket), or
+    /// `"yes"` (anyone: for test suites).
+    pub enable_debug_command: DebugCommand,
+}
+
+/// `[server] enable_debug_command`: Redis 7's `enable-debug-command`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DebugCommand {
+    /// Refused to everyone.
+    #[default]
+    No,
+    /// Allowed from loopback addresses and unix sockets.
+    Local,
+    /// Allowed to every client.
+    Yes,
+}
+
+impl std::str::FromStr for DebugCommand {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "no" => Ok(DebugCommand::No),
+            "local" => Ok(DebugCommand::Local),
+            "yes" => Ok(DebugCommand::Yes),
+            other => Err(format!("'{other}' is not one of no, local, yes")),
+        }
+    }
 }
 
 /// `[server] busy_poll`: how long the server's thread polls its sockets
@@ -129,6 +158,7 @@ impl Default for ServerConfig {
             max_request_bytes: 128 << 20,
             idle_timeout: Duration::ZERO,
             busy_poll: BusyPollSetting::Auto,
+            enable_debug_command: DebugCommand::No,
         }
     }
 }

@@ -185,6 +185,8 @@ pub(crate) struct Core {
     gate: crate::gate::Gate,
     /// Who is told of the keys active expiry removes.
     expiry_listeners: crate::expiry::ExpiryListeners,
+    /// False while active expiry is paused (`Engine::set_active_expiry`).
+    active_expiry: AtomicBool,
 }
 
 /// The tiered cache. Cheap to share behind an `Arc`; all methods take `&self`.
@@ -412,6 +414,37 @@ impl Engine {
         Ok(())
     }
 
+    /// Pauses (`false`) or resumes active expiry: while paused, expired
+    /// entries are only dropped when read, as Redis's `DEBUG
+    /// SET-ACTIVE-EXPIRE 0` leaves them.
+    pub fn set_active_expiry(&self, on: bool) {
+        self.core.active_expiry.store(on, Ordering::Relaxed);
+    }
+
+    /// What a restart would leave of the memory tier: writes everything
+    /// queued back to the stores ([`Engine::flush`]), then drops every
+    /// memory-tier entry of a namespace that has stores, so that reads
+    /// load them again from there (Redis's `DEBUG RELOAD`). Entries of
+    /// store-less namespaces are the data itself and stay.
+    pub async fn reload_from_stores(&self) -> Result<()> {
+        self.flush().await?;
+        let core = &self.core;
+        let mut keys = Vec::new();
+        core.l1.for_each_live(now_ms(), |k, _| {
+            if !core.namespace_of(k).1.cfg.stores.is_empty() {
+                keys.push(k.clone());
+            }
+        });
+        for k in keys {
+            let _lock = core.lock_key(&k).await;
+            // A write since the flush is dirty again: it stays.
+            if !core.l1.is_pinned(&k) {
+                core.l1.remove(&k);
+            }
+        }
+        Ok(())
+    }
+
     /// Stops accepting writes, flushes all write-back data to the stores
     /// (retrying for up to 5 s), syncs the journals and stops background
     /// tasks. Data that could not be flushed stays journaled and is replayed
@@ -491,6 +524,9 @@ fn spawn_background(
         loop {
             tokio::select! { _ = tick.tick() => {}, _ = stop_rx.changed() => return }
             let Some(core) = weak.upgrade() else { return };
+            if !core.active_expiry.load(Ordering::Relaxed) {
+                continue;
+            }
             let listeners = core.expiry_listeners.wanting();
             if listeners.is_empty() {
                 core.l1.expire_due(now_ms(), 20_000);

@@ -190,3 +190,84 @@ async fn a_flush_reads_each_chunk_when_it_stores_it() {
     assert_eq!(engine.stats().writeback_pending, 0);
     assert_eq!(sor.len(), 200);
 }
+
+/// `reload_from_stores` (Redis's `DEBUG RELOAD`) writes everything back and
+/// empties the memory tier of what the stores hold, so reads come from the
+/// stores; a store-less namespace's entries are its data, and stay.
+#[tokio::test]
+async fn a_reload_leaves_only_what_the_stores_hold_and_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let sor = Arc::new(MemoryStore::new("sor"));
+    let engine = on_demand_in_chunks(dir.path(), sor.clone(), 1_000_000)
+        .namespace(tiercache_engine::NamespaceConfig::new(
+            "mem:",
+            tiercache_engine::WriteMode::Through,
+        ))
+        .build()
+        .await
+        .unwrap();
+    let mut s = engine.session();
+    s.set_entry("k".into(), Entry::with_expiry("v", Some(now_ms() + 60_000)))
+        .await
+        .unwrap();
+    s.set_entry("mem:k".into(), Entry::new("only here"))
+        .await
+        .unwrap();
+    s.commit().await.unwrap();
+    assert!(engine.memory().is_pinned(b"k"));
+    engine.reload_from_stores().await.unwrap();
+    assert_eq!(stored(&sor, b"k").as_deref(), Some(&b"v"[..]));
+    assert_eq!(engine.memory().len(), 1, "only the store-less entry stays");
+    let back = engine
+        .get(b"k")
+        .await
+        .unwrap()
+        .expect("read from the store");
+    assert_eq!(back.value, "v");
+    assert!(
+        back.expires_at.is_some_and(|t| t > now_ms()),
+        "the expiry survives"
+    );
+    assert_eq!(
+        engine.get(b"mem:k").await.unwrap().unwrap().value,
+        "only here"
+    );
+}
+
+/// With active expiry paused (Redis's `DEBUG SET-ACTIVE-EXPIRE 0`) an
+/// expired entry stays in the memory tier until read or resumed; it is
+/// never returned either way.
+#[tokio::test]
+async fn paused_active_expiry_leaves_expired_entries_until_resumed() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = tiercache_engine::Engine::builder(dir.path())
+        .namespace(tiercache_engine::NamespaceConfig::new(
+            "default",
+            tiercache_engine::WriteMode::Through,
+        ))
+        .build()
+        .await
+        .unwrap();
+    engine.set_active_expiry(false);
+    let mut s = engine.session();
+    s.set_entry("k".into(), Entry::with_expiry("v", Some(now_ms() + 30)))
+        .await
+        .unwrap();
+    s.commit().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(350)).await;
+    assert_eq!(
+        engine.memory().len(),
+        1,
+        "not expired actively while paused"
+    );
+    engine.set_active_expiry(true);
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while engine.memory().len() > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never expired after resuming"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(engine.get(b"k").await.unwrap().is_none());
+}

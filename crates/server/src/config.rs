@@ -42,6 +42,20 @@ pub struct ServerConfig {
     /// server stops it (as on SIGTERM) when told. `None`: `SHUTDOWN` is
     /// refused with an error.
     pub shutdown_request: Option<Arc<tokio::sync::Notify>>,
+    /// Who may run `DEBUG` (Redis's `enable-debug-command`).
+    pub debug_command: DebugCommand,
+}
+
+/// Who may run `DEBUG`: Redis 7's `enable-debug-command`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum DebugCommand {
+    /// No one (the default).
+    #[default]
+    No,
+    /// Clients on a loopback address or the unix socket.
+    Local,
+    /// Every client.
+    Yes,
 }
 
 impl Default for ServerConfig {
@@ -56,6 +70,7 @@ impl Default for ServerConfig {
             shared_client_slots: None,
             busy_poll: None,
             shutdown_request: None,
+            debug_command: DebugCommand::No,
         }
     }
 }

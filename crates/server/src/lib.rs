@@ -111,7 +111,7 @@ mod test_rng;
 pub mod zset;
 
 pub use busy_poll::BusyPoll;
-pub use config::ServerConfig;
+pub use config::{DebugCommand, ServerConfig};
 pub use connection::RespConnection;
 pub use listener::{serve, serve_memcache, ListenAddr, Listener};
 pub use memcache::McConnection;

@@ -34,6 +34,10 @@ pub struct ServeArgs {
     /// Allow a non-loopback listener without a password.
     #[arg(long)]
     unsafe_no_auth: bool,
+    /// Who may run Redis's DEBUG command: no (default), local or yes
+    /// (overrides `[server] enable_debug_command`).
+    #[arg(long)]
+    enable_debug_command: Option<tiercache::config::DebugCommand>,
 }
 
 pub(crate) fn init_logging() {
@@ -114,6 +118,9 @@ fn load_config(args: &ServeArgs) -> Result<Config, String> {
     flag("resp", &args.resp, &mut config.server.resp)?;
     flag("memcache", &args.memcache, &mut config.server.memcache)?;
     flag("admin", &args.admin, &mut config.server.admin)?;
+    if let Some(debug) = args.enable_debug_command {
+        config.server.enable_debug_command = debug;
+    }
     tiercache::check_supported(&config).map_err(|e| e.to_string())?;
     // The memcached protocol has no AUTH (tiercache does not speak SASL):
     // `requirepass` cannot protect it, so a public memcache listener needs
@@ -188,6 +195,11 @@ async fn serve(config: Config, data_dir: PathBuf, workers: usize) -> Result<(), 
         max_clients: config.server.max_clients as usize,
         idle_timeout: config.server.idle_timeout,
         requirepass: config.server.requirepass.clone(),
+        debug_command: match config.server.enable_debug_command {
+            tiercache::config::DebugCommand::No => server::DebugCommand::No,
+            tiercache::config::DebugCommand::Local => server::DebugCommand::Local,
+            tiercache::config::DebugCommand::Yes => server::DebugCommand::Yes,
+        },
         // One client cap for both protocols.
         shared_client_slots: Some(Arc::new(tokio::sync::Semaphore::new(
             (config.server.max_clients as usize).min(tokio::sync::Semaphore::MAX_PERMITS),

@@ -156,6 +156,7 @@ impl EngineBuilder {
             watches: Arc::default(),
             gate: Default::default(),
             expiry_listeners: Default::default(),
+            active_expiry: AtomicBool::new(true),
         });
         let (stop, _) = tokio::sync::watch::channel(false);
         let tasks = spawn_background(&core, &stop);

@@ -665,6 +665,13 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
         ("group", S("server")),
         ("complexity", S("O(1)")),
     ])),
+    ("debug", M(&[
+        ("summary", S("A container for debugging commands")),
+        ("since", S("1.0.0")),
+        ("group", S("server")),
+        ("complexity", S("Depends on subcommand.")),
+        ("doc_flags", T(&[P("syscmd")])),
+    ])),
     ("decr", M(&[
         ("summary", S("Decrement the integer value of a key by one")),
         ("since", S("1.0.0")),

@@ -30,6 +30,7 @@ pub mod collection;
 mod command;
 mod config;
 mod dbsize;
+mod debug;
 mod del;
 mod docs;
 #[rustfmt::skip]
@@ -476,6 +477,7 @@ async fn run_command(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Cmd::Lolwut => lolwut::run(args, ctx).await,
         Cmd::BgRewriteAof => save::bgrewriteaof(args, ctx).await,
         Cmd::SwapDb => select::swapdb(args, ctx).await,
+        Cmd::Debug => debug::run(args, ctx).await,
         Cmd::Keys => keys::run(args, ctx).await,
         Cmd::Scan => scan::run(args, ctx).await,
         Cmd::Dbsize => dbsize::run(args, ctx).await,

@@ -20,7 +20,7 @@ use crate::hash::{Hash, LISTPACK_MAX_ENTRIES, LISTPACK_MAX_VALUE};
 use crate::resp::reply;
 use crate::set::{Set, INTSET_MAX_ENTRIES};
 use crate::zset::{self, ZSet};
-use tiercache_engine::ValueKind;
+use tiercache_engine::{Entry, ValueKind};
 
 use crate::state::EMBSTR_MAX;
 
@@ -43,53 +43,49 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         return Flow::Continue;
     }
     match ctx.session.get(args.get(2)).await {
-        Ok(Some(e)) if e.kind == ValueKind::Hash => match Hash::decode(&e.value) {
-            Ok(h) => {
-                let entries = ctx
-                    .server
-                    .tunable("hash-max-listpack-entries", LISTPACK_MAX_ENTRIES);
-                let value = ctx
-                    .server
-                    .tunable("hash-max-listpack-value", LISTPACK_MAX_VALUE);
-                reply::bulk(ctx.out, h.encoding(entries, value).as_bytes())
-            }
-            Err(c) => ctx.error(&format!("ERR corrupt hash value: {c}")),
+        Ok(Some(e)) => match entry_encoding(ctx, args.get(2), &e) {
+            Ok(enc) => reply::bulk(ctx.out, enc.as_bytes()),
+            Err(msg) => ctx.error(&msg),
         },
-        Ok(Some(e)) if e.kind == ValueKind::List => reply::bulk(ctx.out, b"quicklist"),
-        Ok(Some(e)) if e.kind == ValueKind::Stream => reply::bulk(ctx.out, b"stream"),
-        Ok(Some(e)) if e.kind == ValueKind::Set => match Set::decode(&e.value) {
-            Ok(s) => {
-                let max = ctx
-                    .server
-                    .tunable("set-max-intset-entries", INTSET_MAX_ENTRIES);
-                reply::bulk(ctx.out, s.encoding(max).as_bytes())
-            }
-            Err(c) => ctx.error(&format!("ERR corrupt set value: {c}")),
-        },
-        Ok(Some(e)) if e.kind == ValueKind::ZSet => match ZSet::decode(&e.value) {
-            Ok(z) => {
-                let entries = ctx
-                    .server
-                    .tunable("zset-max-listpack-entries", zset::LISTPACK_MAX_ENTRIES);
-                let value = ctx
-                    .server
-                    .tunable("zset-max-listpack-value", zset::LISTPACK_MAX_VALUE);
-                reply::bulk(ctx.out, z.encoding(entries, value).as_bytes())
-            }
-            Err(c) => ctx.error(&format!("ERR corrupt zset value: {c}")),
-        },
-        Ok(Some(e)) => {
-            let enc = ctx
-                .server
-                .encodings
-                .get(args.get(2), &e.value)
-                .unwrap_or_else(|| encoding(&e.value));
-            reply::bulk(ctx.out, enc.as_bytes());
-        }
         Ok(None) => ctx.null(),
         Err(e) => ctx.engine_error(&e),
     }
     Flow::Continue
+}
+
+/// What `OBJECT ENCODING` says of `e`, the value of `key` (Redis's
+/// encoding for it, by this server's thresholds), or the error reply for
+/// a value that does not decode.
+pub(super) fn entry_encoding(
+    ctx: &Ctx<'_, '_>,
+    key: &[u8],
+    e: &Entry,
+) -> Result<&'static str, String> {
+    let server = &ctx.server;
+    Ok(match e.kind {
+        ValueKind::Hash => {
+            let h = Hash::decode(&e.value).map_err(|c| format!("ERR corrupt hash value: {c}"))?;
+            let entries = server.tunable("hash-max-listpack-entries", LISTPACK_MAX_ENTRIES);
+            let value = server.tunable("hash-max-listpack-value", LISTPACK_MAX_VALUE);
+            h.encoding(entries, value)
+        }
+        ValueKind::List => "quicklist",
+        ValueKind::Stream => "stream",
+        ValueKind::Set => {
+            let s = Set::decode(&e.value).map_err(|c| format!("ERR corrupt set value: {c}"))?;
+            s.encoding(server.tunable("set-max-intset-entries", INTSET_MAX_ENTRIES))
+        }
+        ValueKind::ZSet => {
+            let z = ZSet::decode(&e.value).map_err(|c| format!("ERR corrupt zset value: {c}"))?;
+            let entries = server.tunable("zset-max-listpack-entries", zset::LISTPACK_MAX_ENTRIES);
+            let value = server.tunable("zset-max-listpack-value", zset::LISTPACK_MAX_VALUE);
+            z.encoding(entries, value)
+        }
+        ValueKind::String => server
+            .encodings
+            .get(key, &e.value)
+            .unwrap_or_else(|| encoding(&e.value)),
+    })
 }
 
 /// Redis's `OBJ_SHARED_REFCOUNT`: what `OBJECT REFCOUNT` says of a shared

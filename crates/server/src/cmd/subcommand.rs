@@ -54,7 +54,7 @@ fn subcommand(
 }
 
 /// Replies with a help text, as Redis's `addReplyHelp`.
-fn reply_help(ctx: &mut Ctx<'_, '_>, lines: &[&str]) {
+pub fn reply_help(ctx: &mut Ctx<'_, '_>, lines: &[&str]) {
     reply::array(ctx.out, lines.len());
     for line in lines {
         reply::simple(ctx.out, line);

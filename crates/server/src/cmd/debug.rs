@@ -1,0 +1,134 @@
+//! `DEBUG`: the subcommands of Redis's debugging command that mean
+//! something here, behind Redis 7's `enable-debug-command` (`[server]
+//! enable_debug_command`, refused by default):
+//!
+//! - `SLEEP seconds`: this client waits (Redis stops the whole server; here
+//!   other clients are served meanwhile).
+//! - `SET-ACTIVE-EXPIRE 0|1`: pauses or resumes the engine's active expiry.
+//! - `RELOAD` and `LOADAOF`: what a restart leaves: everything queued is
+//!   written back and the memory tier forgets what the stores hold, so
+//!   that reads load it again ([`Engine::reload_from_stores`]).
+//! - `OBJECT key`: Redis's line, with the value's address, its encoding,
+//!   its serialized length (its `DUMP` payload's RDB object); access times
+//!   are not tracked here, so `lru` is the clock now and
+//!   `lru_seconds_idle` 0, and lists do not add the `ql_*` fields.
+//! - `CHANGE-REPL-ID`: there is no replication, so nothing to change.
+//!
+//! [`Engine::reload_from_stores`]: tiercache_engine::Engine::reload_from_stores
+
+use super::subcommand::{reply_help, subcommand_syntax};
+use super::{Args, Ctx, Flow};
+use crate::config::DebugCommand;
+use crate::resp::reply;
+use std::time::Duration;
+
+/// The subcommands and their arities (`DEBUG` has no subcommand table in
+/// Redis: these are its own argument checks).
+const SUBCOMMANDS: &[(&str, i32)] = &[
+    ("sleep", 3),
+    ("set-active-expire", 3),
+    ("reload", -2),
+    ("loadaof", 2),
+    ("object", 3),
+    ("change-repl-id", 2),
+    ("help", 2),
+];
+
+const HELP: &[&str] = &[
+    "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "CHANGE-REPL-ID",
+    "    Change the replication IDs of the instance.",
+    "    Dangerous: should be used only for testing the replication subsystem.",
+    "LOADAOF",
+    "    Flush the AOF buffers on disk and reload the AOF in memory.",
+    "OBJECT <key>",
+    "    Show low level info about the `key` and associated value.",
+    "RELOAD [option ...]",
+    "    Save the RDB on disk and reload it back to memory.",
+    "SET-ACTIVE-EXPIRE <0|1>",
+    "    Setting it to 0 disables expiring keys in background when they are not",
+    "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
+    "    default.",
+    "SLEEP <seconds>",
+    "    Stop the server for <seconds>. Decimals allowed.",
+    "HELP",
+    "    Prints this help.",
+];
+
+/// Redis 7.0's refusal.
+const NOT_ALLOWED: &str = "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.";
+
+pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
+    let allowed = match ctx.server.config.debug_command {
+        DebugCommand::Yes => true,
+        DebugCommand::Local => is_local(&ctx.client.info.addr),
+        DebugCommand::No => false,
+    };
+    if !allowed {
+        ctx.error(NOT_ALLOWED);
+        return Flow::Continue;
+    }
+    // Redis words an unknown subcommand and a wrong argument count alike.
+    let n = args.len() as i32;
+    let found = SUBCOMMANDS
+        .iter()
+        .find(|(name, arity)| args.is(1, name) && (n == *arity || (*arity < 0 && n >= -arity)));
+    let Some(&(sub, _)) = found else {
+        ctx.error(&subcommand_syntax(args.get(1), "DEBUG"));
+        return Flow::Continue;
+    };
+    match sub {
+        "help" => reply_help(ctx, HELP),
+        "sleep" => {
+            let secs = std::str::from_utf8(args.get(2))
+                .ok()
+                .and_then(|t| t.parse::<f64>().ok())
+                .filter(|s| s.is_finite() && *s >= 0.0)
+                .unwrap_or(0.0);
+            tokio::time::sleep(Duration::from_secs_f64(secs.min(3600.0))).await;
+            reply::ok(ctx.out);
+        }
+        "set-active-expire" => {
+            ctx.engine.set_active_expiry(args.get(2) != b"0");
+            reply::ok(ctx.out);
+        }
+        "reload" | "loadaof" => match ctx.engine.reload_from_stores().await {
+            Ok(()) => reply::ok(ctx.out),
+            Err(e) => ctx.engine_error(&e),
+        },
+        "object" => object(args, ctx).await,
+        _ => reply::ok(ctx.out), // change-repl-id
+    }
+    Flow::Continue
+}
+
+/// `DEBUG OBJECT key`.
+async fn object(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) {
+    let e = match ctx.session.get(args.get(2)).await {
+        Ok(Some(e)) => e,
+        Ok(None) => return ctx.error("ERR no such key"),
+        Err(e) => return ctx.engine_error(&e),
+    };
+    let encoding = match super::object::entry_encoding(ctx, args.get(2), &e) {
+        Ok(enc) => enc,
+        Err(msg) => return ctx.error(&msg),
+    };
+    // The DUMP payload is the RDB object (type byte first), then 2 bytes
+    // of version and 8 of CRC: Redis's serialized length leaves all three
+    // out.
+    let serialized = crate::rdb::dump(e.kind, &e.value).map_or(0, |p| p.len().saturating_sub(11));
+    let clock = tiercache_engine::now_ms() / 1000 & ((1 << 24) - 1);
+    let line = format!(
+        "Value at:{:p} refcount:1 encoding:{encoding} serializedlength:{serialized} lru:{clock} lru_seconds_idle:0",
+        e.value.as_ptr()
+    );
+    reply::simple(ctx.out, &line);
+}
+
+/// A loopback or unix-socket client (Redis's `islocalClient`).
+fn is_local(addr: &str) -> bool {
+    addr.starts_with('/')
+        || addr.starts_with("127.")
+        || addr.starts_with("[::1]")
+        || addr.starts_with("::1")
+}

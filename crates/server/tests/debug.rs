@@ -1,0 +1,89 @@
+//! `DEBUG` over real TCP: refused unless `enable_debug_command` allows it
+//! (Redis 7's default), and what its subcommands do here: `OBJECT`'s line,
+//! `RELOAD`/`LOADAOF` reloading from the stores without losing anything,
+//! `SLEEP`, and Redis's wording for what it does not take.
+
+mod common;
+
+use common::{Reply, TestServer};
+use std::time::{Duration, Instant};
+use tiercache_server::{DebugCommand, ServerConfig};
+
+fn debug_server(access: DebugCommand) -> ServerConfig {
+    ServerConfig {
+        debug_command: access,
+        ..Default::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn debug_is_refused_unless_enabled() {
+    let server = TestServer::start().await;
+    let mut c = server.client().await;
+    let refused = c.cmd(&["DEBUG", "OBJECT", "k"]).await;
+    assert!(
+        refused.is_error_starting("ERR DEBUG command not allowed."),
+        "{refused:?}"
+    );
+    server.shutdown().await;
+    // `local` lets a loopback client in.
+    let server = TestServer::start_with(debug_server(DebugCommand::Local)).await;
+    let mut c = server.client().await;
+    assert_eq!(
+        c.cmd(&["DEBUG", "OBJECT", "k"]).await,
+        Reply::Error("ERR no such key".into())
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn debug_object_reload_and_sleep() {
+    let server = TestServer::start_with(debug_server(DebugCommand::Yes)).await;
+    let mut c = server.client().await;
+    c.cmd(&["SET", "foo", "bar", "EX", "100"]).await;
+    c.cmd(&["HSET", "h", "f", "v"]).await;
+    let line = c.cmd(&["DEBUG", "OBJECT", "foo"]).await.text();
+    assert!(line.starts_with("Value at:0x"), "{line}");
+    assert!(
+        line.contains(" refcount:1 encoding:embstr serializedlength:4 lru:"),
+        "{line}"
+    );
+    assert!(c
+        .cmd(&["DEBUG", "OBJECT", "h"])
+        .await
+        .text()
+        .contains("encoding:listpack"));
+
+    // A reload writes everything back and empties the memory tier of it;
+    // the data, expiry included, comes back from the store.
+    assert!(server.engine.memory().len() >= 2);
+    assert_eq!(c.cmd(&["DEBUG", "RELOAD"]).await, Reply::ok());
+    assert_eq!(server.engine.memory().len(), 0);
+    assert_eq!(c.cmd(&["GET", "foo"]).await, Reply::bulk("bar"));
+    assert!(matches!(c.cmd(&["TTL", "foo"]).await, Reply::Int(t) if (90..=100).contains(&t)));
+    assert_eq!(c.cmd(&["HGET", "h", "f"]).await, Reply::bulk("v"));
+    assert_eq!(c.cmd(&["DEBUG", "LOADAOF"]).await, Reply::ok());
+    assert_eq!(c.cmd(&["GET", "foo"]).await, Reply::bulk("bar"));
+
+    let t = Instant::now();
+    assert_eq!(c.cmd(&["DEBUG", "SLEEP", "0.1"]).await, Reply::ok());
+    assert!(t.elapsed() >= Duration::from_millis(100));
+    assert_eq!(
+        c.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]).await,
+        Reply::ok()
+    );
+    assert_eq!(
+        c.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "1"]).await,
+        Reply::ok()
+    );
+    for bad in [&["DEBUG", "NOPE"][..], &["DEBUG", "OBJECT"]] {
+        assert_eq!(
+            c.cmd(bad).await,
+            Reply::Error(format!(
+                "ERR unknown subcommand or wrong number of arguments for '{}'. Try DEBUG HELP.",
+                bad[1]
+            ))
+        );
+    }
+    server.shutdown().await;
+}
