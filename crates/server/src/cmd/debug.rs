@@ -117,7 +117,7 @@ async fn object(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) {
     // of version and 8 of CRC: Redis's serialized length leaves all three
     // out.
     let serialized = crate::rdb::dump(e.kind, &e.value).map_or(0, |p| p.len().saturating_sub(11));
-    let clock = tiercache_engine::now_ms() / 1000 & ((1 << 24) - 1);
+    let clock = (tiercache_engine::now_ms() / 1000) & ((1 << 24) - 1);
     let line = format!(
         "Value at:{:p} refcount:1 encoding:{encoding} serializedlength:{serialized} lru:{clock} lru_seconds_idle:0",
         e.value.as_ptr()
