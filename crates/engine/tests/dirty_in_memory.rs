@@ -262,7 +262,7 @@ async fn paused_active_expiry_leaves_expired_entries_until_resumed() {
     );
     engine.set_active_expiry(true);
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    while engine.memory().len() > 0 {
+    while !engine.memory().is_empty() {
         assert!(
             std::time::Instant::now() < deadline,
             "never expired after resuming"
