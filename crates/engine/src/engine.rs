@@ -414,6 +414,13 @@ impl Engine {
         Ok(())
     }
 
+    /// True when some namespace journals its writes before acknowledging
+    /// them (write-back): an append-only log of acknowledged writes, what
+    /// Redis calls `appendonly yes`.
+    pub fn journals_writes(&self) -> bool {
+        self.core.namespaces.iter().any(|n| n.wb.is_some())
+    }
+
     /// Pauses (`false`) or resumes active expiry: while paused, expired
     /// entries are only dropped when read, as Redis's `DEBUG
     /// SET-ACTIVE-EXPIRE 0` leaves them.

@@ -83,6 +83,7 @@ pub mod cmd;
 pub mod cmdstats;
 pub mod config;
 pub mod connection;
+mod digest;
 pub mod geohash;
 pub mod glob;
 pub mod hash;

@@ -65,6 +65,21 @@ async fn debug_object_reload_and_sleep() {
     assert_eq!(c.cmd(&["DEBUG", "LOADAOF"]).await, Reply::ok());
     assert_eq!(c.cmd(&["GET", "foo"]).await, Reply::bulk("bar"));
 
+    // Digests: a copy digests as its source; the data set's digest is the
+    // same after a reload, and changes with a write.
+    c.cmd(&["COPY", "h", "h2"]).await;
+    let Reply::Array(Some(d)) = c.cmd(&["DEBUG", "DIGEST-VALUE", "h", "h2", "nope"]).await else {
+        panic!()
+    };
+    assert_eq!(d[0], d[1]);
+    assert_eq!(d[2], Reply::Simple("0".repeat(40)));
+    assert_ne!(d[0], d[2]);
+    let before = c.cmd(&["DEBUG", "DIGEST"]).await;
+    assert_eq!(c.cmd(&["DEBUG", "RELOAD"]).await, Reply::ok());
+    assert_eq!(c.cmd(&["DEBUG", "DIGEST"]).await, before);
+    c.cmd(&["HSET", "h2", "f", "w"]).await;
+    assert_ne!(c.cmd(&["DEBUG", "DIGEST"]).await, before);
+
     let t = Instant::now();
     assert_eq!(c.cmd(&["DEBUG", "SLEEP", "0.1"]).await, Reply::ok());
     assert!(t.elapsed() >= Duration::from_millis(100));

@@ -396,7 +396,8 @@ async fn introspection_commands() {
             Reply::bulk("save"),
             Reply::bulk(""),
             Reply::bulk("appendonly"),
-            Reply::bulk("no")
+            // A write-back namespace journals every write: an append-only file.
+            Reply::bulk("yes")
         ]))
     );
     let Reply::Int(count) = c.cmd(&["COMMAND", "COUNT"]).await else {

@@ -125,7 +125,17 @@ fn params(ctx: &Ctx<'_, '_>) -> Vec<(&'static str, String, Set)> {
             Set::Requirepass,
         ),
         ("save", String::new(), Set::Same),
-        ("appendonly", "no".into(), Set::Bool),
+        // The write-back journal is the append-only file.
+        (
+            "appendonly",
+            if ctx.engine.journals_writes() {
+                "yes"
+            } else {
+                "no"
+            }
+            .into(),
+            Set::Bool,
+        ),
         (
             "appendfsync",
             "everysec".into(),

@@ -19,6 +19,7 @@
 use super::subcommand::{reply_help, subcommand_syntax};
 use super::{Args, Ctx, Flow};
 use crate::config::DebugCommand;
+use crate::digest;
 use crate::resp::reply;
 use std::time::Duration;
 
@@ -31,6 +32,8 @@ const SUBCOMMANDS: &[(&str, i32)] = &[
     ("loadaof", 2),
     ("object", 3),
     ("change-repl-id", 2),
+    ("digest", 2),
+    ("digest-value", -2),
     ("help", 2),
 ];
 
@@ -39,6 +42,10 @@ const HELP: &[&str] = &[
     "CHANGE-REPL-ID",
     "    Change the replication IDs of the instance.",
     "    Dangerous: should be used only for testing the replication subsystem.",
+    "DIGEST",
+    "    Output a hex signature representing the current DB content.",
+    "DIGEST-VALUE <key> [<key> ...]",
+    "    Output a hex signature of the values of all the specified keys.",
     "LOADAOF",
     "    Flush the AOF buffers on disk and reload the AOF in memory.",
     "OBJECT <key>",
@@ -97,6 +104,8 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             Err(e) => ctx.engine_error(&e),
         },
         "object" => object(args, ctx).await,
+        "digest" => digest(ctx).await,
+        "digest-value" => digest_values(args, ctx).await,
         _ => reply::ok(ctx.out), // change-repl-id
     }
     Flow::Continue
@@ -123,6 +132,59 @@ async fn object(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) {
         e.value.as_ptr()
     );
     reply::simple(ctx.out, &line);
+}
+
+/// `DEBUG DIGEST-VALUE key...`: one digest per key (zeros for a missing
+/// one, as Redis).
+async fn digest_values(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) {
+    let keys = args.bytes_from(2);
+    let found = match ctx.session.get_many(&keys).await {
+        Ok(found) => found,
+        Err(e) => return ctx.engine_error(&e),
+    };
+    let mut digests = Vec::with_capacity(found.len());
+    for e in &found {
+        match e {
+            None => digests.push(digest::EMPTY),
+            Some(e) => match digest::value_digest(e.kind, &e.value) {
+                Ok(d) => digests.push(d),
+                Err(c) => return ctx.error(&format!("ERR corrupt value: {c}")),
+            },
+        }
+    }
+    reply::array(ctx.out, digests.len());
+    for d in &digests {
+        reply::simple(ctx.out, &digest::hex(d));
+    }
+}
+
+/// `DEBUG DIGEST`: the whole data set's digest, every key listed and read.
+async fn digest(ctx: &mut Ctx<'_, '_>) {
+    let mut d = digest::EMPTY;
+    let mut after: Option<bytes::Bytes> = None;
+    loop {
+        let page = match ctx.session.scan_keys(after.as_deref(), b"", 1000).await {
+            Ok(page) => page,
+            Err(e) => return ctx.engine_error(&e),
+        };
+        let found = match ctx.session.get_many(&page.keys).await {
+            Ok(found) => found,
+            Err(e) => return ctx.engine_error(&e),
+        };
+        for (key, e) in page.keys.iter().zip(found) {
+            // A key deleted since it was listed is not in the data set.
+            if let Some(e) = e {
+                if let Err(c) = digest::add_key(&mut d, key, &e) {
+                    return ctx.error(&format!("ERR corrupt value: {c}"));
+                }
+            }
+        }
+        match page.next {
+            Some(next) => after = Some(next),
+            None => break,
+        }
+    }
+    reply::simple(ctx.out, &digest::hex(&d));
 }
 
 /// A loopback or unix-socket client (Redis's `islocalClient`).

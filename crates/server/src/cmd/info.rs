@@ -105,11 +105,13 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
                 let saves = &server.saves;
                 let _ = write!(
                     t,
-                    "# Persistence\r\nloading:0\r\nasync_loading:0\r\nrdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\n",
+                    "# Persistence\r\nloading:0\r\nasync_loading:0\r\nrdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\naof_enabled:{}\r\naof_rewrite_in_progress:0\r\n",
                     saves.changes_since(stats.writes),
                     u8::from(saves.in_progress()),
                     saves.last_save(),
                     if saves.last_failed() { "err" } else { "ok" },
+                    // The write-back journal is the append-only file.
+                    u8::from(ctx.engine.journals_writes()),
                 );
             }
             "stats" => {
