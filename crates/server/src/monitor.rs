@@ -166,13 +166,7 @@ mod tests {
     use std::time::Duration;
 
     fn args_of(words: &[&[u8]]) -> (Vec<u8>, Vec<(usize, usize)>) {
-        let mut buf = Vec::new();
-        let mut ranges = Vec::new();
-        for w in words {
-            ranges.push((buf.len(), buf.len() + w.len()));
-            buf.extend_from_slice(w);
-        }
-        (buf, ranges)
+        crate::cmd::args_buf(words)
     }
 
     #[test]

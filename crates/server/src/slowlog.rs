@@ -189,15 +189,7 @@ fn trimmed(args: &Args<'_>, hide: &[usize]) -> Vec<Bytes> {
 mod tests {
     use super::*;
 
-    fn args_of(words: &[Vec<u8>]) -> (Vec<u8>, Vec<(usize, usize)>) {
-        let mut buf = Vec::new();
-        let mut ranges = Vec::new();
-        for w in words {
-            ranges.push((buf.len(), buf.len() + w.len()));
-            buf.extend_from_slice(w);
-        }
-        (buf, ranges)
-    }
+    use crate::cmd::args_buf as args_of;
 
     #[test]
     fn entries_are_trimmed_redacted_bounded_and_newest_first() {

@@ -153,6 +153,20 @@ impl<'a> Args<'a> {
     }
 }
 
+/// A read buffer and argument ranges holding `words`, for unit tests
+/// that build an [`Args`].
+#[cfg(test)]
+pub(crate) fn args_buf<T: AsRef<[u8]>>(words: &[T]) -> (Vec<u8>, Vec<(usize, usize)>) {
+    let mut buf = Vec::new();
+    let mut ranges = Vec::new();
+    for w in words {
+        let w = w.as_ref();
+        ranges.push((buf.len(), buf.len() + w.len()));
+        buf.extend_from_slice(w);
+    }
+    (buf, ranges)
+}
+
 /// What the connection does after a command.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Flow {
