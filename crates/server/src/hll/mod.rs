@@ -227,7 +227,10 @@ mod tests {
         dense.push(0);
         assert_eq!(encoding_of(&dense), None);
         // A sparse header with a dense length is still sparse.
-        assert_eq!(encoding_of(b"HYLL\x01\0\0\0\0\0\0\0\0\0\0\0"), Some(Encoding::Sparse));
+        assert_eq!(
+            encoding_of(b"HYLL\x01\0\0\0\0\0\0\0\0\0\0\0"),
+            Some(Encoding::Sparse)
+        );
     }
 
     #[test]

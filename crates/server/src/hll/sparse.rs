@@ -92,7 +92,7 @@ fn opcode(ops: &[u8], p: usize) -> (usize, u8, usize) {
 }
 
 /// Calls `f(first register, run length, value)` for each opcode of
-/// `ops` (the bytes after the header), in order.
+/// `ops` (the bytes after the header), in order, until it returns false.
 fn runs(ops: &[u8], mut f: impl FnMut(usize, usize, u8) -> bool) {
     let mut p = 0;
     let mut idx = 0usize;
@@ -123,25 +123,39 @@ pub fn histogram(ops: &[u8], histogram: &mut [i64; 64]) -> Result<(), Corrupt> {
 }
 
 /// The sparse half of `hllMerge`: raises `max` to the registers of `ops`.
-/// A `VAL` run past the last register stops the merge; then, or when the
-/// runs do not end at the last register, [`Corrupt`] (`max` may have been
-/// raised by the runs before, as in Redis).
+/// [`Corrupt`] (with `max` partly raised, as in Redis) when a run passes
+/// the last register or the runs end before it.
+///
+/// As the installed Redis 7.0.15 (Debian's fix for CVE-2025-32023, also
+/// in later Redis releases): every opcode is checked against the
+/// register count, not only `VAL`s, so a `VAL` after a full value is
+/// corrupt too.
 pub fn merge_into(max: &mut [u8; REGISTERS], ops: &[u8]) -> Result<(), Corrupt> {
-    let mut end = 0usize;
-    runs(ops, |first, run, value| {
-        if value > 0 {
-            if first.saturating_add(run) > REGISTERS {
-                end = first;
-                return false;
-            }
-            for m in &mut max[first..first + run] {
-                *m = (*m).max(value);
-            }
+    covering_runs(ops, |first, run, value| {
+        for m in &mut max[first..first + run] {
+            *m = (*m).max(value);
         }
-        end = first.saturating_add(run);
+    })
+}
+
+/// Calls `f(first, run, value)` for each `VAL` run of `ops`, after
+/// checking that it ends within the registers; [`Corrupt`] at the first
+/// run that passes them or when the runs do not cover them all.
+fn covering_runs(ops: &[u8], mut f: impl FnMut(usize, usize, u8)) -> Result<(), Corrupt> {
+    let mut end = 0usize;
+    let mut valid = true;
+    runs(ops, |first, run, value| {
+        if first + run > REGISTERS {
+            valid = false;
+            return false;
+        }
+        if value > 0 {
+            f(first, run, value);
+        }
+        end = first + run;
         true
     });
-    if end == REGISTERS {
+    if valid && end == REGISTERS {
         Ok(())
     } else {
         Err(Corrupt)
@@ -155,25 +169,12 @@ pub fn to_dense(value: &[u8]) -> Result<Vec<u8>, Corrupt> {
     dense[..HDR_SIZE].copy_from_slice(&value[..HDR_SIZE]);
     dense[4] = super::Encoding::Dense as u8;
     let regs = &mut dense[HDR_SIZE..];
-    let mut end = 0usize;
-    runs(&value[HDR_SIZE..], |first, run, value| {
-        if value > 0 {
-            if first.saturating_add(run) > REGISTERS {
-                end = first;
-                return false;
-            }
-            for i in first..first + run {
-                dense::put(regs, i, value);
-            }
+    covering_runs(&value[HDR_SIZE..], |first, run, value| {
+        for i in first..first + run {
+            dense::put(regs, i, value);
         }
-        end = first.saturating_add(run);
-        true
-    });
-    if end == REGISTERS {
-        Ok(dense)
-    } else {
-        Err(Corrupt)
-    }
+    })?;
+    Ok(dense)
 }
 
 /// `PFDEBUG DECODE`: the opcodes as `z:len`, `Z:len`, `v:value,len`,
@@ -209,7 +210,12 @@ enum Outcome {
 /// `count`. `Ok(true)` when it changed (the cache is then invalidated);
 /// a count over 32, or a value growing past `max_bytes`, makes `value`
 /// dense first.
-pub fn set(value: &mut Vec<u8>, index: usize, count: u8, max_bytes: usize) -> Result<bool, Corrupt> {
+pub fn set(
+    value: &mut Vec<u8>,
+    index: usize,
+    count: u8,
+    max_bytes: usize,
+) -> Result<bool, Corrupt> {
     if count > VAL_MAX_VALUE {
         return promote(value, index, count);
     }
@@ -426,7 +432,10 @@ mod tests {
         assert_eq!(decode(&v[HDR_SIZE..]), "v:1,3 Z:97 v:3,2 Z:16282");
         // A VAL split in the middle.
         assert_eq!(set(&mut v, 1, 5, 3000), Ok(true));
-        assert_eq!(decode(&v[HDR_SIZE..]), "v:1,1 v:5,1 v:1,1 Z:97 v:3,2 Z:16282");
+        assert_eq!(
+            decode(&v[HDR_SIZE..]),
+            "v:1,1 v:5,1 v:1,1 Z:97 v:3,2 Z:16282"
+        );
         // Short zero runs are ZERO opcodes.
         assert_eq!(set(&mut v, 50, 2, 3000), Ok(true));
         assert_eq!(
@@ -461,19 +470,26 @@ mod tests {
         assert_eq!(set(&mut v.clone(), 200, 1, 3000), Err(Corrupt));
         assert_eq!(histogram(&v[HDR_SIZE..], &mut [0; 64]), Err(Corrupt));
         assert_eq!(to_dense(&v), Err(Corrupt));
-        assert_eq!(merge_into(&mut [0; REGISTERS], &v[HDR_SIZE..]), Err(Corrupt));
-        // Too many: counting sees it; converting and merging stop at a
-        // VAL past the last register, as Redis's loops do, and fail on
-        // zeros past it.
-        let mut v = new_sparse();
-        v.push(val(3, 4));
-        assert_eq!(histogram(&v[HDR_SIZE..], &mut [0; 64]), Err(Corrupt));
-        assert!(to_dense(&v).is_ok());
-        assert!(merge_into(&mut [0; REGISTERS], &v[HDR_SIZE..]).is_ok());
-        let mut v = new_sparse();
-        v.push(zero(1));
-        assert_eq!(to_dense(&v), Err(Corrupt));
-        assert_eq!(merge_into(&mut [0; REGISTERS], &v[HDR_SIZE..]), Err(Corrupt));
+        assert_eq!(
+            merge_into(&mut [0; REGISTERS], &v[HDR_SIZE..]),
+            Err(Corrupt)
+        );
+        // Too many: a VAL or a ZERO past the last register.
+        for extra in [val(3, 4), zero(1)] {
+            let mut v = new_sparse();
+            v.push(extra);
+            assert_eq!(histogram(&v[HDR_SIZE..], &mut [0; 64]), Err(Corrupt));
+            assert_eq!(to_dense(&v), Err(Corrupt));
+            assert_eq!(
+                merge_into(&mut [0; REGISTERS], &v[HDR_SIZE..]),
+                Err(Corrupt)
+            );
+            // Setting a register finds its run before the excess, then
+            // cannot promote.
+            let mut w = v.clone();
+            assert_eq!(set(&mut w, 5, 1, 3000), Ok(true));
+            assert_eq!(set(&mut w, 5, 40, 3000), Err(Corrupt));
+        }
         // A trailing XZERO byte reads its second byte as zero.
         let mut v = header();
         v.extend_from_slice(&xzero(16384 - 256));
@@ -502,12 +518,10 @@ mod tests {
             v.extend_from_slice(&ops);
             let mut h = [0i64; 64];
             let valid = histogram(&ops, &mut h).is_ok();
-            // Converting and merging accept what counting accepts (and
-            // VALs past the end, which they skip).
-            let converts = to_dense(&v).is_ok();
-            prop_assert!(converts || !valid);
+            // Converting and merging accept what counting accepts.
+            prop_assert_eq!(to_dense(&v).is_ok(), valid);
             let mut max = [0u8; REGISTERS];
-            prop_assert_eq!(merge_into(&mut max, &ops).is_ok(), converts);
+            prop_assert_eq!(merge_into(&mut max, &ops).is_ok(), valid);
             let _ = decode(&ops);
             let _ = hll::count(&v);
             let mut w = v.clone();
