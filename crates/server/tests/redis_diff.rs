@@ -25,8 +25,9 @@ mod diff_script;
 
 use common::{encode, Client, Reply, TestServer};
 use diff_script::{
-    auth_script, bits_script, geo_script, hash_script, list_script, set_script, sort_script,
-    stream_script, strings_script, transactions_script, words, zset_script, Check, Step,
+    auth_script, bits_script, geo_script, hash_script, hll_script, list_script, set_script,
+    sort_script, stream_script, strings_script, transactions_script, words, zset_script, Check,
+    Step,
 };
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -310,6 +311,11 @@ async fn bits_match_redis() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn geo_matches_redis() {
     matches_redis(geo_script()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hll_matches_redis() {
+    matches_redis(hll_script()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
