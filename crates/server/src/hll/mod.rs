@@ -123,6 +123,13 @@ pub fn add(value: &mut Vec<u8>, element: &[u8], sparse_max_bytes: usize) -> Resu
     set_register(value, index, count, sparse_max_bytes)
 }
 
+/// True when adding `element` to the dense HLL `value` would raise a
+/// register (a check on the stored bytes, before copying them).
+pub fn dense_add_changes(value: &[u8], element: &[u8]) -> bool {
+    let (index, count) = murmur::pat_len(element);
+    count > dense::get(&value[HDR_SIZE..], index)
+}
+
 /// Raises register `index` of the HLL `value` to `count` in its encoding
 /// (`hllDenseSet` or `hllSparseSet`, which may make it dense);
 /// `Ok(true)` when it changed.
@@ -276,6 +283,7 @@ mod tests {
                 let (i, c) = murmur::pat_len(e);
                 let changed = c > regs[i];
                 regs[i] = regs[i].max(c);
+                prop_assert_eq!(dense_add_changes(&dense, e), changed);
                 prop_assert_eq!(add(&mut sparse, e, max_bytes), Ok(changed));
                 prop_assert_eq!(add(&mut dense, e, max_bytes), Ok(changed));
             }

@@ -267,7 +267,8 @@ fn set_in_place(b: &mut [u8], len: &mut usize, index: i64, count: u8, max_bytes:
             span = xzero_len(op, b[p + 1]) as i64;
             oplen = 2;
         }
-        if index <= first + span - 1 {
+        // Redis: `index <= first+span-1`.
+        if index < first + span {
             break;
         }
         prev = Some(p);

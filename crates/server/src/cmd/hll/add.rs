@@ -8,7 +8,7 @@
 //! before already raised stay raised.
 
 use super::super::{rewrite_string, update_string, Args, Ctx, Flow};
-use crate::hll;
+use crate::hll::{self, Encoding};
 use crate::notify::class;
 use crate::resp::reply;
 use crate::state::hint_fingerprint;
@@ -20,6 +20,13 @@ pub async fn pfadd(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         let (mut v, mut updated) = match old {
             None => (hll::new_sparse(), true),
             Some(e) => match hll::encoding_of(&e.value) {
+                // Most adds to a big HLL change nothing: the stored
+                // bytes say so without a copy.
+                Some(Encoding::Dense)
+                    if !(2..args.len()).any(|i| hll::dense_add_changes(&e.value, args.get(i))) =>
+                {
+                    return (Update::Keep, Ok((false, None)));
+                }
                 Some(_) => (e.value.to_vec(), false),
                 None => return (Update::Keep, Err(hll::NOT_HLL)),
             },
