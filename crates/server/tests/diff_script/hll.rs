@@ -6,7 +6,7 @@
 //! expiries kept by every write, `WRONGTYPE` on other kinds and on
 //! strings that are not HLLs, and corrupt values (broken by `APPEND`,
 //! `SETRANGE`, or `SET` from random bytes after a valid header), which
-//! must answer Redis's errors.
+//! must answer Redis's errors. Plus `COMMAND GETKEYS` of each command.
 //!
 //! Raw values are read back with `GET` after each kind of write, so the
 //! bytes (opcodes, header, cached cardinality) are compared with
@@ -87,6 +87,11 @@ fn basics() -> Vec<Step> {
         // The union is not written back.
         c("GET h2"),
         c("PFCOUNT h2 h nokey h2"),
+        c("COMMAND GETKEYS PFMERGE d s1 s2"),
+        c("COMMAND GETKEYS PFCOUNT a b c"),
+        c("COMMAND GETKEYS PFADD k e1 e2"),
+        c("COMMAND GETKEYS PFDEBUG GETREG k"),
+        c("COMMAND GETKEYS PFSELFTEST"),
     ]
 }
 
