@@ -87,6 +87,7 @@ mod digest;
 pub mod geohash;
 pub mod glob;
 pub mod hash;
+pub mod hll;
 pub mod list;
 pub mod listener;
 mod longdouble;

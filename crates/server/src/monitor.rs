@@ -70,7 +70,7 @@ impl Monitors {
 fn hidden(name: &str, args: &Args<'_>) -> bool {
     match name {
         "config" | "monitor" | "shutdown" | "save" | "bgsave" | "lastsave" | "debug"
-        | "replicaof" | "slaveof" | "bgrewriteaof" => true,
+        | "replicaof" | "slaveof" | "bgrewriteaof" | "pfdebug" | "pfselftest" => true,
         "slowlog" | "latency" => !args.is(1, "help"),
         "client" => ["kill", "list", "no-evict", "pause", "unpause", "unblock"]
             .iter()

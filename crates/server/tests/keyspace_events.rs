@@ -305,3 +305,48 @@ async fn new_keys_are_announced_before_their_first_event() {
     assert_eq!(got, want);
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hll_writes_raise_pfadd_as_redis_does() {
+    // hyperloglog.c: PFADD raises `pfadd` only when it changed the value
+    // (or created it), PFMERGE always on its destination, and neither
+    // PFCOUNT's cache write nor PFDEBUG's conversions raise anything.
+    let server = TestServer::start().await;
+    let mut c = server.client().await;
+    let mut sub = listen_all(&server).await;
+    c.cmd(&["CONFIG", "SET", "notify-keyspace-events", "K$n"])
+        .await;
+    let got = events_of(
+        &mut c,
+        &mut sub,
+        &[
+            &["PFADD", "h", "a", "b"],
+            &["PFADD", "h", "a", "b"],
+            &["PFADD", "h"],
+            &["PFCOUNT", "h"],
+            &["PFCOUNT", "h", "nokey"],
+            &["PFMERGE", "h2", "h"],
+            &["PFMERGE", "h2", "h"],
+            &["PFDEBUG", "TODENSE", "h"],
+            &["PFDEBUG", "GETREG", "h2"],
+            &["PFADD", "h", "c"],
+            &["PFADD", "h3"],
+        ],
+    )
+    .await;
+    let want: Vec<String> = [
+        ("h", "new"),
+        ("h", "pfadd"),
+        ("h2", "new"),
+        ("h2", "pfadd"),
+        ("h2", "pfadd"),
+        ("h", "pfadd"),
+        ("h3", "new"),
+        ("h3", "pfadd"),
+    ]
+    .iter()
+    .map(|(k, e)| space(k, e))
+    .collect();
+    assert_eq!(got, want);
+    server.shutdown().await;
+}

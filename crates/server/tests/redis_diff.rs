@@ -25,8 +25,9 @@ mod diff_script;
 
 use common::{encode, Client, Reply, TestServer};
 use diff_script::{
-    auth_script, bits_script, geo_script, hash_script, list_script, set_script, sort_script,
-    stream_script, strings_script, transactions_script, words, zset_script, Check, Step,
+    auth_script, bits_script, geo_script, hash_script, hll_script, list_script, set_script,
+    sort_script, stream_script, strings_script, transactions_script, words, zset_script, Check,
+    Step,
 };
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -313,6 +314,11 @@ async fn geo_matches_redis() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hll_matches_redis() {
+    matches_redis(hll_script()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sorted_sets_match_redis() {
     matches_redis(zset_script()).await;
 }
@@ -338,5 +344,99 @@ async fn requirepass_matches_redis() {
     })
     .await;
     report(run(&auth_script(), redis.addr(), ours.addr, false).await);
+    ours.shutdown().await;
+}
+
+/// Sends `args` (bytes) and reads the reply.
+async fn cmd_bytes(c: &mut Client, args: &[&[u8]]) -> Reply {
+    c.send_raw(&encode(args)).await;
+    c.read().await
+}
+
+/// The bytes of a bulk reply.
+fn bulk_bytes(r: Reply) -> Vec<u8> {
+    match r {
+        Reply::Bulk(Some(b)) => b,
+        other => panic!("not a bulk string: {other:?}"),
+    }
+}
+
+/// HLLs cross between the servers as plain strings: a value Redis made
+/// is read by tiercache (`GET` then `SET`, and `DUMP` then `RESTORE`) and
+/// counts, grows and merges to the same bytes, and the other way round.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hll_values_move_between_redis_and_tiercache() {
+    let Some(redis) = RedisServer::start(&["--databases", "1"]) else {
+        return;
+    };
+    let ours = TestServer::start().await;
+    let mut r = Client::connect(redis.addr()).await;
+    let mut t = Client::connect(ours.addr).await;
+    for n in [3usize, 200, 4000] {
+        let elements: Vec<Vec<u8>> = (0..n).map(|i| format!("e{n}-{i}").into_bytes()).collect();
+        let more: Vec<Vec<u8>> = (0..n).map(|i| format!("m{n}-{i}").into_bytes()).collect();
+        let pfadd = |key: &'static [u8], items: &[Vec<u8>]| {
+            let mut args: Vec<Vec<u8>> = vec![b"PFADD".to_vec(), key.to_vec()];
+            args.extend(items.iter().cloned());
+            args
+        };
+        // Redis makes "a", tiercache makes "b", from different elements.
+        let add_a = pfadd(b"a", &elements);
+        let add_b = pfadd(b"b", &more);
+        let a_args: Vec<&[u8]> = add_a.iter().map(|x| x.as_slice()).collect();
+        let b_args: Vec<&[u8]> = add_b.iter().map(|x| x.as_slice()).collect();
+        assert_eq!(cmd_bytes(&mut r, &a_args).await, Reply::Int(1));
+        assert_eq!(cmd_bytes(&mut t, &b_args).await, Reply::Int(1));
+        let a = bulk_bytes(r.cmd(&["GET", "a"]).await);
+        let b = bulk_bytes(t.cmd(&["GET", "b"]).await);
+        // Each server takes the other's value as it is.
+        assert_eq!(cmd_bytes(&mut t, &[b"SET", b"a", &a]).await, Reply::ok());
+        assert_eq!(cmd_bytes(&mut r, &[b"SET", b"b", &b]).await, Reply::ok());
+        for key in ["a", "b"] {
+            let (x, y) = (
+                r.cmd(&["PFCOUNT", key]).await,
+                t.cmd(&["PFCOUNT", key]).await,
+            );
+            assert!(matches!(x, Reply::Int(_)), "{x:?}");
+            assert_eq!(x, y, "PFCOUNT {key} of {n}");
+            // The cached cardinality is written alike.
+            assert_eq!(r.cmd(&["GET", key]).await, t.cmd(&["GET", key]).await);
+        }
+        // Both grow them to the same bytes.
+        assert_eq!(
+            cmd_bytes(&mut r, &b_args[..b_args.len().min(50)]).await,
+            cmd_bytes(&mut t, &b_args[..b_args.len().min(50)]).await
+        );
+        assert_eq!(r.cmd(&["GET", "b"]).await, t.cmd(&["GET", "b"]).await);
+        for c in [&mut r, &mut t] {
+            assert_eq!(c.cmd(&["PFMERGE", "ab", "a", "b"]).await, Reply::ok());
+        }
+        assert_eq!(r.cmd(&["GET", "ab"]).await, t.cmd(&["GET", "ab"]).await);
+        assert_eq!(
+            r.cmd(&["PFCOUNT", "a", "b"]).await,
+            t.cmd(&["PFCOUNT", "a", "b"]).await
+        );
+        // DUMP payloads restore on the other side to the same value.
+        let dump_r = bulk_bytes(r.cmd(&["DUMP", "ab"]).await);
+        let dump_t = bulk_bytes(t.cmd(&["DUMP", "ab"]).await);
+        assert_eq!(
+            cmd_bytes(&mut t, &[b"RESTORE", b"fromredis", b"0", &dump_r]).await,
+            Reply::ok()
+        );
+        assert_eq!(
+            cmd_bytes(&mut r, &[b"RESTORE", b"fromtc", b"0", &dump_t]).await,
+            Reply::ok()
+        );
+        let want = r.cmd(&["GET", "ab"]).await;
+        assert_eq!(t.cmd(&["GET", "fromredis"]).await, want);
+        assert_eq!(r.cmd(&["GET", "fromtc"]).await, want);
+        assert_eq!(
+            r.cmd(&["PFCOUNT", "fromtc"]).await,
+            t.cmd(&["PFCOUNT", "fromredis"]).await
+        );
+        for c in [&mut r, &mut t] {
+            c.cmd(&["FLUSHALL"]).await;
+        }
+    }
     ours.shutdown().await;
 }

@@ -13,12 +13,14 @@
 //! here (Redis's own test suite sets and restores them around tests); the
 //! stream ones (`stream-node-max-entries`, `stream-node-max-bytes`) decide
 //! where a stream starts a new node, as in Redis, which approximate
-//! trimming and `XINFO STREAM` show.
+//! trimming and `XINFO STREAM` show; `hll-sparse-max-bytes` where a
+//! HyperLogLog turns dense.
 
 use super::{
     arity_error, glob_match, parse_i64, unknown_subcommand, Args, Ctx, Flow, SYNTAX_ERROR,
 };
 use crate::hash::{LISTPACK_MAX_ENTRIES, LISTPACK_MAX_VALUE};
+use crate::hll::SPARSE_MAX_BYTES;
 use crate::resp::reply;
 use std::time::Duration;
 
@@ -55,7 +57,8 @@ enum Set {
 /// Encoding thresholds: name as clients write it, canonical name (Redis 7
 /// aliases the old `ziplist` names), Redis 7.0's default, accepted values.
 /// The list ones change nothing; the hash, set and sorted set ones decide
-/// what `OBJECT ENCODING` says; the stream ones where nodes end.
+/// what `OBJECT ENCODING` says; the stream ones where nodes end; the HLL
+/// one when a sparse HLL turns dense.
 #[rustfmt::skip]
 const TUNABLES: &[(&str, &str, i64, Range)] = &[
     ("list-max-listpack-size", "list-max-listpack-size", -2, INT),
@@ -72,6 +75,7 @@ const TUNABLES: &[(&str, &str, i64, Range)] = &[
     ("hash-max-ziplist-entries", "hash-max-listpack-entries", LISTPACK_MAX_ENTRIES, SIZE),
     ("hash-max-listpack-value", "hash-max-listpack-value", LISTPACK_MAX_VALUE, Range::Memory),
     ("hash-max-ziplist-value", "hash-max-listpack-value", LISTPACK_MAX_VALUE, Range::Memory),
+    ("hll-sparse-max-bytes", "hll-sparse-max-bytes", SPARSE_MAX_BYTES, Range::Memory),
 ];
 
 /// The values an encoding threshold accepts.

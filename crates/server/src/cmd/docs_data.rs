@@ -3239,6 +3239,82 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
             ]),
         ])),
     ])),
+    ("pfadd", M(&[
+        ("summary", S("Adds the specified elements to the specified HyperLogLog.")),
+        ("since", S("2.8.9")),
+        ("group", S("hyperloglog")),
+        ("complexity", S("O(1) to add every element.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("element")),
+                ("type", S("string")),
+                ("flags", T(&[P("optional"), P("multiple")])),
+            ]),
+        ])),
+    ])),
+    ("pfcount", M(&[
+        ("summary", S("Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).")),
+        ("since", S("2.8.9")),
+        ("group", S("hyperloglog")),
+        ("complexity", S("O(1) with a very small average constant time when called with a single key. O(N) with N being the number of keys, and much bigger constant times, when called with multiple keys.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+                ("flags", T(&[P("multiple")])),
+            ]),
+        ])),
+    ])),
+    ("pfdebug", M(&[
+        ("summary", S("Internal commands for debugging HyperLogLog values")),
+        ("since", S("2.8.9")),
+        ("group", S("hyperloglog")),
+        ("complexity", S("N/A")),
+        ("doc_flags", T(&[P("syscmd")])),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("subcommand")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+        ])),
+    ])),
+    ("pfmerge", M(&[
+        ("summary", S("Merge N different HyperLogLogs into a single one.")),
+        ("since", S("2.8.9")),
+        ("group", S("hyperloglog")),
+        ("complexity", S("O(N) to merge N HyperLogLogs, but with high constant times.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("destkey")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+            ]),
+            M(&[
+                ("name", S("sourcekey")),
+                ("type", S("key")),
+                ("key_spec_index", I(1)),
+                ("flags", T(&[P("multiple")])),
+            ]),
+        ])),
+    ])),
+    ("pfselftest", M(&[
+        ("summary", S("An internal command for testing HyperLogLog values")),
+        ("since", S("2.8.9")),
+        ("group", S("hyperloglog")),
+        ("complexity", S("N/A")),
+        ("doc_flags", T(&[P("syscmd")])),
+    ])),
     ("ping", M(&[
         ("summary", S("Ping the server")),
         ("since", S("1.0.0")),

@@ -47,6 +47,7 @@ mod getex;
 mod getkeys;
 pub mod hash;
 mod hello;
+mod hll;
 mod incr;
 pub(crate) mod incrbyfloat;
 mod info;
@@ -663,6 +664,11 @@ async fn run_command(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Cmd::GeoRadiusByMemberRo => {
             geo::search::georadius(args, ctx, geo::search::Variant::ByMemberRo).await
         }
+        Cmd::PfAdd => hll::add::pfadd(args, ctx).await,
+        Cmd::PfCount => hll::count::pfcount(args, ctx).await,
+        Cmd::PfMerge => hll::merge::pfmerge(args, ctx).await,
+        Cmd::PfDebug => hll::debug::pfdebug(args, ctx).await,
+        Cmd::PfSelfTest => hll::debug::pfselftest(args, ctx).await,
     };
     if track_new {
         ctx.client.absent_keys.get_mut().clear();

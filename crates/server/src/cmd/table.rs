@@ -218,6 +218,11 @@ pub(super) enum Cmd {
     GeoRadiusByMember,
     GeoRadiusRo,
     GeoRadiusByMemberRo,
+    PfAdd,
+    PfCount,
+    PfMerge,
+    PfDebug,
+    PfSelfTest,
 }
 
 /// A command's name, arity and key positions, as `COMMAND` reports them.
@@ -729,6 +734,17 @@ pub static COMMANDS: &[CommandSpec] = &[
         RS,
         KEY1,
     ),
+    spec("pfadd", Cmd::PfAdd, -2, WF, KEY1),
+    spec("pfcount", Cmd::PfCount, -2, RS, ALLKEYS),
+    spec("pfmerge", Cmd::PfMerge, -2, W, ALLKEYS),
+    spec(
+        "pfdebug",
+        Cmd::PfDebug,
+        3,
+        &["write", "denyoom", "admin"],
+        (2, 2, 1),
+    ),
+    spec("pfselftest", Cmd::PfSelfTest, 1, &["admin"], NOKEYS),
 ];
 
 /// The spec of a command name, ignoring case.

@@ -6,6 +6,7 @@
 mod bits;
 mod geo;
 mod hash;
+mod hll;
 mod list;
 mod multi;
 mod set;
@@ -15,6 +16,7 @@ mod zset;
 pub use bits::bits_script;
 pub use geo::geo_script;
 pub use hash::hash_script;
+pub use hll::hll_script;
 pub use list::list_script;
 pub use multi::transactions_script;
 pub use set::set_script;
