@@ -54,6 +54,8 @@ pub struct ServerState {
     pub monitors: crate::monitor::Monitors,
     /// The keyspace notification classes enabled.
     pub keyspace_events: crate::notify::KeyspaceEvents,
+    /// The Lua script cache and VM (`EVAL`, `SCRIPT`).
+    pub scripts: crate::cmd::script::Scripts,
 }
 
 /// The most error codes `INFO errorstats` tracks (Redis's
@@ -135,6 +137,7 @@ impl ServerState {
             pubsub: Default::default(),
             monitors: Default::default(),
             keyspace_events: Default::default(),
+            scripts: Default::default(),
         }
     }
 

@@ -1,0 +1,61 @@
+//! Lua scripting: `EVAL`, `EVALSHA`, `EVAL_RO`, `EVALSHA_RO` and `SCRIPT`,
+//! as Redis 7.0 runs them.
+//!
+//! - `cache.rs`: the server-wide script cache, by SHA1 of the body.
+//! - `lua.rs`: the Lua 5.1 VM (one per server, on its own thread) with
+//!   Redis's sandbox and `redis.*` library.
+//! - `convert.rs`: RESP replies to Lua values and back, with a small reply
+//!   parser for what `redis.call` gets back.
+//! - `eval.rs`: the commands. A script runs alone, as `EXEC` does: its
+//!   handler holds the engine's gate exclusively and runs every
+//!   `redis.call` through the usual dispatch in the client's session, so
+//!   the script's writes are committed with its batch.
+
+mod cache;
+pub mod convert;
+mod eval;
+mod lua;
+
+pub use cache::{sha1hex, ScriptCache};
+pub(super) use eval::{eval, script};
+
+use std::sync::{mpsc, Mutex};
+
+/// Server-wide scripting state: the script cache and the line to the Lua
+/// VM's thread (started at the first script).
+#[derive(Default)]
+pub struct Scripts {
+    /// Bodies by SHA1.
+    pub cache: ScriptCache,
+    vm: Mutex<Option<mpsc::Sender<lua::Job>>>,
+}
+
+impl std::fmt::Debug for Scripts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scripts")
+            .field("cache", &self.cache)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Scripts {
+    /// Sends `job` to the VM thread, starting it (again, if it died).
+    fn send(&self, job: lua::Job) -> Result<(), String> {
+        let mut vm = self.vm.lock().unwrap_or_else(|e| e.into_inner());
+        let mut job = job;
+        for _ in 0..2 {
+            if vm.is_none() {
+                *vm = Some(lua::spawn().map_err(|e| format!("ERR cannot start the Lua VM: {e}"))?);
+            }
+            match vm.as_ref().map(|tx| tx.send(job)) {
+                Some(Ok(())) => return Ok(()),
+                Some(Err(mpsc::SendError(back))) => {
+                    job = back;
+                    *vm = None;
+                }
+                None => unreachable!("started above"),
+            }
+        }
+        Err("ERR the Lua VM is not running".to_string())
+    }
+}
