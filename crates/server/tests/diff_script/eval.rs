@@ -98,6 +98,19 @@ pub fn eval_script() -> Vec<Step> {
         eval("local t = {} t.x = 1 return t.y", &["0"]),
         eval("return string.upper('abc') .. math.floor(2.5) .. table.concat({'a','b'}, '-')", &["0"]),
         eval("return tostring(loadstring ~= nil)", &["0"]),
+        // cjson, bit, math.random.
+        eval("return cjson.encode({1, 2, 'x', {a=1}})", &["0"]),
+        eval("return cjson.encode({})", &["0"]),
+        eval("return cjson.encode('a/b\\n\"')", &["0"]),
+        eval("return cjson.encode({1.5, -0.25, 1e20, 100})", &["0"]),
+        eval("return cjson.encode({[1]=1, [20]=2})", &["0"]),
+        eval("return cjson.encode({f=function() end})", &["0"]),
+        eval("local t = cjson.decode('{\"a\":[1,2,{\"b\":true}],\"c\":\"x\"}') return {t.a[1], t.a[3].b, t.c}", &["0"]),
+        eval("return cjson.decode('[1,null,3]')[2] == cjson.null", &["0"]),
+        eval("return {bit.band(0xff, 0x0f), bit.bor(1, 2, 4), bit.bxor(3, 1), bit.lshift(1, 31), bit.rshift(-1, 28), bit.arshift(-16, 2), bit.tohex(255), bit.tohex(-1, -4), bit.bnot(0)}", &["0"]),
+        eval("math.randomseed(ARGV[1]) return {tostring(math.random()), math.random(10), math.random(5, 7)}", &["0", "42"]),
+        eval("math.randomseed(ARGV[1]) return {tostring(math.random()), math.random(10), math.random(5, 7)}", &["0", "42"]),
+        eval("return math.random(0)", &["0"]),
         // Writes read back; an error mid-way keeps the earlier writes.
         eval(
             "redis.call('incr', KEYS[1]) redis.call('hset', KEYS[2], 'f', ARGV[1]) \

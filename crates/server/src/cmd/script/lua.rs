@@ -17,11 +17,13 @@
 //!
 //! The sandbox is Redis's: the base, table, string and math libraries
 //! (no `os`, `io`, `require`, `loadfile`, `dofile`, `print`), `debug` only
-//! for the error handler. Scripts see their globals through a read-only
+//! for the error handler, and `cjson`, `bit` and Redis's `math.random`
+//! (`libs.rs`). Scripts see their globals through a read-only
 //! proxy: reading a missing global or writing any errors in Redis 7.0's
 //! words; the library tables are read-only proxies too.
 
 use super::convert::{self, error_text, Reply};
+use super::libs;
 use crate::resp::reply::{self, Proto};
 use bytes::BytesMut;
 use mlua::{ChunkMode, Function, Lua, LuaOptions, MultiValue, StdLib, Table, Value, Variadic};
@@ -226,7 +228,8 @@ local function handler(err)
     level = level + 1
     i = dbg.getinfo(level, 'nSl')
   end
-  if type(err) ~= 'table' then err = take() or {err = 'ERR ' .. tostring(err)} end
+  if type(err) ~= 'table' then err = take() or err end
+  if type(err) ~= 'table' then err = {err = 'ERR ' .. tostring(err)} end
   if i then
     err['source'] = i.source
     err['line'] = i.currentline
@@ -243,7 +246,7 @@ local function missing(_, k)
   end
   return v
 end
-for _, name in ipairs({'string', 'table', 'math', 'redis', 'coroutine'}) do
+for _, name in ipairs({'string', 'table', 'math', 'redis', 'coroutine', 'cjson', 'bit'}) do
   local t = rawget0(real, name)
   local p = setmetatable0({}, {__index = t, __newindex = readonly, __metatable = false})
   protected[p] = true
@@ -288,14 +291,25 @@ impl Vm {
         // The error table a helper raised: a Rust callback raises an
         // opaque error, which the handler and `pcall` swap for this table
         // (Redis's C helpers raise the table itself).
-        let pending: Rc<RefCell<Option<Table>>> = Rc::new(RefCell::new(None));
-        let raiser = |pending: &Rc<RefCell<Option<Table>>>| {
+        let pending: Rc<RefCell<Option<Value>>> = Rc::new(RefCell::new(None));
+        let raiser = |pending: &Rc<RefCell<Option<Value>>>| {
             let pending = pending.clone();
             move |t: Table| -> mlua::Error {
-                *pending.borrow_mut() = Some(t);
+                *pending.borrow_mut() = Some(Value::Table(t));
                 mlua::Error::runtime("redis script error")
             }
         };
+        let raise_value: libs::Raise = {
+            let pending = pending.clone();
+            Rc::new(move |v: Value| -> mlua::Error {
+                *pending.borrow_mut() = Some(v);
+                mlua::Error::runtime("redis script error")
+            })
+        };
+        let globals = lua.globals();
+        globals.raw_set("cjson", libs::cjson(&lua, &raise_value)?)?;
+        globals.raw_set("bit", libs::bit(&lua, &raise_value)?)?;
+        libs::random(&lua, &globals.raw_get::<Table>("math")?, &raise_value)?;
         let (call_link, call_resp3, raise) = (link.clone(), resp3.clone(), raiser(&pending));
         let rcall = lua.create_function(move |lua, args: Variadic<Value>| {
             match call(lua, &call_link, call_resp3.get(), &args)? {
@@ -357,7 +371,6 @@ impl Vm {
             .set_name("=redis_api")
             .set_mode(ChunkMode::Text)
             .call((rcall, rpcall, sha1, errtext, rlog, setresp, aclcheck, take))?;
-        let globals = lua.globals();
         Ok(Vm {
             lua,
             runner,
@@ -493,7 +506,7 @@ fn error_reply(out: &mut BytesMut, err: &Value, sha: &str) {
 
 /// A `redis.call` argument as Redis takes it: a string as is, a number
 /// as `%.17g` prints it; `None` for any other type.
-fn lua_arg(v: &Value) -> Option<Vec<u8>> {
+pub(super) fn lua_arg(v: &Value) -> Option<Vec<u8>> {
     match v {
         Value::String(s) => Some(s.as_bytes().to_vec()),
         Value::Integer(i) => Some(i.to_string().into_bytes()),

@@ -4,6 +4,7 @@
 //! - `cache.rs`: the server-wide script cache, by SHA1 of the body.
 //! - `lua.rs`: the Lua 5.1 VM (one per server, on its own thread) with
 //!   Redis's sandbox and `redis.*` library.
+//! - `libs.rs`: `cjson`, `bit` and Redis's `math.random`.
 //! - `convert.rs`: RESP replies to Lua values and back, with a small reply
 //!   parser for what `redis.call` gets back.
 //! - `eval.rs`: the commands. A script runs alone, as `EXEC` does: its
@@ -14,6 +15,7 @@
 mod cache;
 pub mod convert;
 mod eval;
+mod libs;
 mod lua;
 
 pub use cache::{sha1hex, ScriptCache};
