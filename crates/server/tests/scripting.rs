@@ -130,3 +130,64 @@ async fn scripts_from_many_clients_share_the_cache() {
         .is_error_starting("NOSCRIPT"));
     server.shutdown().await;
 }
+
+/// Sends `EVAL script 0` on `c` without reading the reply.
+async fn start_script(c: &mut common::Client, script: &str) {
+    c.send_raw(&common::encode(&[b"EVAL", script.as_bytes(), b"0"]))
+        .await;
+}
+
+/// Pings on `c` until the server answers BUSY.
+async fn until_busy(c: &mut common::Client) {
+    for _ in 0..200 {
+        match c.cmd(&["PING"]).await {
+            r if r.is_error_starting("BUSY Redis is busy running a script") => return,
+            Reply::Simple(_) => tokio::time::sleep(std::time::Duration::from_millis(10)).await,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    panic!("the server never answered BUSY");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_script_makes_others_busy_and_script_kill_stops_it() {
+    let server = TestServer::start().await;
+    let mut a = server.client().await;
+    let mut b = server.client().await;
+    assert_eq!(
+        b.cmd(&["SCRIPT", "KILL"]).await,
+        Reply::Error("NOTBUSY No scripts in execution right now.".into())
+    );
+    assert_eq!(
+        b.cmd(&["CONFIG", "SET", "lua-time-limit", "50"]).await,
+        Reply::ok()
+    );
+    // pcall cannot swallow the kill.
+    start_script(
+        &mut a,
+        "local f = function() while true do redis.call('ping') end end while true do pcall(f) end",
+    )
+    .await;
+    until_busy(&mut b).await;
+    assert_eq!(b.cmd(&["SCRIPT", "KILL"]).await, Reply::ok());
+    let r = a.read().await;
+    assert!(
+        r.is_error_starting("ERR Script killed by user with SCRIPT KILL..."),
+        "{r:?}"
+    );
+    assert_eq!(b.cmd(&["PING"]).await, Reply::Simple("PONG".into()));
+    // A script that wrote cannot be killed; it ends on its own.
+    start_script(
+        &mut a,
+        "redis.call('set', 'w', 1) local x = 0 for i = 1, 100000000 do x = x + 1 end return x",
+    )
+    .await;
+    until_busy(&mut b).await;
+    assert!(b
+        .cmd(&["SCRIPT", "KILL"])
+        .await
+        .is_error_starting("UNKILLABLE"));
+    assert_eq!(a.read().await, Reply::Int(100_000_000));
+    assert_eq!(b.cmd(&["GET", "w"]).await, Reply::bulk("1"));
+    server.shutdown().await;
+}

@@ -68,6 +68,8 @@ const TUNABLES: &[(&str, &str, i64, Range)] = &[
     ("hash-max-ziplist-entries", "hash-max-listpack-entries", LISTPACK_MAX_ENTRIES, SIZE),
     ("hash-max-listpack-value", "hash-max-listpack-value", LISTPACK_MAX_VALUE, Range::Memory),
     ("hash-max-ziplist-value", "hash-max-listpack-value", LISTPACK_MAX_VALUE, Range::Memory),
+    ("busy-reply-threshold", "busy-reply-threshold", 5000, Range::Int(0, i64::MAX)),
+    ("lua-time-limit", "busy-reply-threshold", 5000, Range::Int(0, i64::MAX)),
 ];
 
 /// The values an encoding threshold accepts.

@@ -9,6 +9,10 @@
 //! the protocol the script chose. Blocking commands are `noscript`; the
 //! rest answer as inside `EXEC` (`in_exec`: no blocking, no pushes, no
 //! `CLIENT REPLY` skipping).
+//!
+//! A script still running after `busy-reply-threshold` (`lua-time-limit`)
+//! milliseconds makes the connections waiting for the gate answer `BUSY`
+//! ([`busy_reply`]), and `SCRIPT KILL` stops it if it has not written.
 
 use super::cache::sha1hex;
 use super::lua::{CallResult, FromVm, Job, RunJob};
@@ -86,6 +90,7 @@ pub async fn eval(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, by_sha: bool, read_onl
     };
     ctx.client.in_exec = true;
     let client_proto = ctx.client.proto;
+    ctx.server.scripts.start_run();
     if let Err(msg) = ctx.server.scripts.send(Job::Run(job)) {
         ctx.error(&msg);
     } else {
@@ -107,6 +112,7 @@ pub async fn eval(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, by_sha: bool, read_onl
             }
         }
     }
+    ctx.server.scripts.end_run();
     ctx.client.proto = client_proto;
     ctx.client.in_exec = nested;
     drop(alone);
@@ -153,6 +159,12 @@ async fn call(argv: &[Vec<u8>], resp3: bool, read_only: bool, ctx: &mut Ctx<'_, 
     }
     if read_only && (spec.flags.contains(&"write") || spec.flags.contains(&"may_replicate")) {
         return Err("Write commands are not allowed from read-only scripts.".into());
+    }
+    if spec.flags.contains(&"write") {
+        ctx.server
+            .scripts
+            .wrote
+            .store(true, std::sync::atomic::Ordering::SeqCst);
     }
     let mut buf = Vec::with_capacity(argv.iter().map(Vec::len).sum());
     let mut ranges = Vec::with_capacity(argv.len());
@@ -238,7 +250,10 @@ pub async fn script(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
                 Err(msg) => ctx.error(&msg),
             }
         }
-        "kill" => ctx.error("NOTBUSY No scripts in execution right now."),
+        "kill" => match scripts.kill() {
+            Ok(()) => reply::ok(ctx.out),
+            Err(msg) => ctx.error(msg),
+        },
         _ => {
             // DEBUG: no Lua debugger here; turning it off is accepted.
             if args.is(2, "no") {
@@ -251,4 +266,22 @@ pub async fn script(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         }
     }
     Flow::Continue
+}
+
+/// Redis's reply while a script runs past `busy-reply-threshold`.
+const BUSY: &str =
+    "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSCRIPT.";
+
+/// Answers a request that arrived while a script runs past the busy
+/// threshold (it holds the gate): `SCRIPT KILL` stops it, anything else
+/// is refused with `BUSY`, as Redis answers then.
+pub fn busy_reply(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) {
+    if args.len() == 2 && args.is(0, "script") && args.is(1, "kill") {
+        match ctx.server.scripts.kill() {
+            Ok(()) => reply::ok(ctx.out),
+            Err(msg) => ctx.error(msg),
+        }
+    } else {
+        ctx.error(BUSY);
+    }
 }

@@ -30,6 +30,7 @@ use mlua::{ChunkMode, Function, Lua, LuaOptions, MultiValue, StdLib, Table, Valu
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 
@@ -88,7 +89,7 @@ pub enum Job {
 }
 
 /// Starts the VM thread.
-pub fn spawn() -> std::io::Result<mpsc::Sender<Job>> {
+pub fn spawn(kill: Arc<AtomicBool>) -> std::io::Result<mpsc::Sender<Job>> {
     let (tx, rx) = mpsc::channel::<Job>();
     std::thread::Builder::new()
         .name("lua".into())
@@ -103,7 +104,7 @@ pub fn spawn() -> std::io::Result<mpsc::Sender<Job>> {
                     continue;
                 }
                 if vm.is_none() {
-                    match Vm::new() {
+                    match Vm::new(&kill) {
                         Ok(v) => vm = Some(v),
                         Err(e) => {
                             tracing::error!("cannot start the Lua VM: {e}");
@@ -164,7 +165,7 @@ struct Vm {
 /// `=redis_api`, which the error handler skips when it looks for the
 /// script's line.
 const INIT: &str = r#"
-local rcall, rpcall, sha1, errtext, rlog, setresp, aclcheck, take = ...
+local rcall, rpcall, sha1, errtext, rlog, setresp, aclcheck, take, killed = ...
 local dbg = debug
 debug = nil
 local real = _G
@@ -173,6 +174,8 @@ local select, type, error, tostring = select, type, error, tostring
 
 local function fix(ok, ...)
   if ok then return true, ... end
+  local k = killed()
+  if k then take() error(k) end
   local e = ...
   if type(e) ~= 'table' then e = take() or e end
   if type(e) == 'table' then
@@ -277,7 +280,7 @@ return function(f) return xpcall(f, handler) end, env
 "#;
 
 impl Vm {
-    fn new() -> mlua::Result<Vm> {
+    fn new(kill: &Arc<AtomicBool>) -> mlua::Result<Vm> {
         // SAFETY: `debug` is loaded only for the error handler, which
         // keeps it in a local; the global is removed before any script.
         let lua = unsafe {
@@ -364,13 +367,36 @@ impl Vm {
             };
             Err(raise(convert::error_table(lua, e.as_bytes())?))
         })?;
+        // SCRIPT KILL: checked every 100,000 instructions, as Redis does;
+        // Redis's `pcall` re-raises it, so a script cannot swallow it.
+        const KILLED: &[u8] = b"Script killed by user with SCRIPT KILL...";
+        let (hook_kill, raise) = (kill.clone(), raiser(&pending));
+        lua.set_hook(
+            mlua::HookTriggers::new().every_nth_instruction(100_000),
+            move |lua, _| {
+                if hook_kill.load(Ordering::Relaxed) {
+                    tracing::warn!("Lua script killed by user with SCRIPT KILL.");
+                    return Err(raise(convert::error_table(lua, KILLED)?));
+                }
+                Ok(mlua::VmState::Continue)
+            },
+        );
+        let pcall_kill = kill.clone();
+        let killed = lua.create_function(move |lua, ()| {
+            if pcall_kill.load(Ordering::Relaxed) {
+                return Ok(Some(convert::error_table(lua, KILLED)?));
+            }
+            Ok(None)
+        })?;
         let take_pending = pending.clone();
         let take = lua.create_function(move |_, ()| Ok(take_pending.borrow_mut().take()))?;
         let (runner, env): (Function, Table) = lua
             .load(INIT)
             .set_name("=redis_api")
             .set_mode(ChunkMode::Text)
-            .call((rcall, rpcall, sha1, errtext, rlog, setresp, aclcheck, take))?;
+            .call((
+                rcall, rpcall, sha1, errtext, rlog, setresp, aclcheck, take, killed,
+            ))?;
         Ok(Vm {
             lua,
             runner,

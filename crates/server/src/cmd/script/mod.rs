@@ -19,18 +19,30 @@ mod libs;
 mod lua;
 
 pub use cache::{sha1hex, ScriptCache};
+pub use eval::busy_reply;
 pub(super) use eval::{eval, script};
 
-use std::sync::{mpsc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Instant;
 
-/// Server-wide scripting state: the script cache and the line to the Lua
-/// VM's thread (started at the first script).
+/// Server-wide scripting state: the script cache, the line to the Lua
+/// VM's thread (started at the first script) and the script running now.
 #[derive(Default)]
 pub struct Scripts {
     /// Bodies by SHA1.
     pub cache: ScriptCache,
     vm: Mutex<Option<mpsc::Sender<lua::Job>>>,
+    /// When the running script started.
+    since: Mutex<Option<Instant>>,
+    /// `SCRIPT KILL` asked the running script to stop (the VM's hook reads it).
+    kill: Arc<AtomicBool>,
+    /// The running script wrote (it can no longer be killed).
+    wrote: AtomicBool,
 }
+
+/// Redis's reply to `SCRIPT KILL` once the script wrote.
+const UNKILLABLE: &str = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSCRIPT command.";
 
 impl std::fmt::Debug for Scripts {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -41,13 +53,45 @@ impl std::fmt::Debug for Scripts {
 }
 
 impl Scripts {
+    /// When the script running now started, if one is.
+    pub fn running_since(&self) -> Option<Instant> {
+        *self.since.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn start_run(&self) {
+        self.kill.store(false, Ordering::SeqCst);
+        self.wrote.store(false, Ordering::SeqCst);
+        *self.since.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+    }
+
+    fn end_run(&self) {
+        *self.since.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        self.kill.store(false, Ordering::SeqCst);
+    }
+
+    /// `SCRIPT KILL`: stops the running script unless it wrote; the error
+    /// reply otherwise, in Redis's words.
+    pub fn kill(&self) -> Result<(), &'static str> {
+        if self.running_since().is_none() {
+            return Err("NOTBUSY No scripts in execution right now.");
+        }
+        if self.wrote.load(Ordering::SeqCst) {
+            return Err(UNKILLABLE);
+        }
+        self.kill.store(true, Ordering::SeqCst);
+        Ok(())
+    }
+
     /// Sends `job` to the VM thread, starting it (again, if it died).
     fn send(&self, job: lua::Job) -> Result<(), String> {
         let mut vm = self.vm.lock().unwrap_or_else(|e| e.into_inner());
         let mut job = job;
         for _ in 0..2 {
             if vm.is_none() {
-                *vm = Some(lua::spawn().map_err(|e| format!("ERR cannot start the Lua VM: {e}"))?);
+                *vm = Some(
+                    lua::spawn(self.kill.clone())
+                        .map_err(|e| format!("ERR cannot start the Lua VM: {e}"))?,
+                );
             }
             match vm.as_ref().map(|tx| tx.send(job)) {
                 Some(Ok(())) => return Ok(()),
