@@ -172,6 +172,17 @@ pub fn eval_script() -> Vec<Step> {
         cmd("COMMAND", "GETKEYS", &["eval", "return 1", "2", "a", "b", "c"]),
         cmd("COMMAND", "GETKEYS", &["eval", "return 1", "0"]),
         cmd("COMMAND", "GETKEYS", &["evalsha_ro", "x", "1", "a"]),
+        // Shebang lines.
+        eval("#!lua flags=no-writes\nreturn redis.call('set', 'x', '1')", &["0"]),
+        eval("#!lua flags=no-writes\nreturn redis.call('get', 's')", &["0"]),
+        eval("#!lua\nerror('on line two')", &["0"]),
+        eval("#!lua badger=data\nreturn 1", &["0"]),
+        eval("#!lua flags=bad\nreturn 1", &["0"]),
+        eval("#!python\nreturn 1", &["0"]),
+        eval("#!lua", &["0"]),
+        cmd("EVAL_RO", "#!lua\nreturn 1", &["0"]),
+        cmd("EVAL_RO", "#!lua flags=no-writes\nreturn 1", &["0"]),
+        cmd("SCRIPT", "LOAD", &["#!lua badger=data\nreturn 1"]),
         // Inside MULTI.
         c("MULTI"),
         eval("return redis.call('incr', 'cnt')", &["0"]),

@@ -17,6 +17,59 @@ pub fn sha1hex(bytes: &[u8]) -> String {
     s
 }
 
+/// What a script's `#!lua` line declares (Redis 7's shebang).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Shebang {
+    /// Bytes of the line before its line feed (skipped when compiling,
+    /// the line feed kept so line numbers stay).
+    pub len: usize,
+    /// `flags=no-writes`: the script may not write.
+    pub no_writes: bool,
+}
+
+/// Script flags Redis 7.0 knows.
+const FLAGS: &[&str] = &[
+    "no-writes",
+    "allow-oom",
+    "allow-stale",
+    "no-cluster",
+    "allow-cross-slot-keys",
+];
+
+/// Reads a body's `#!lua [flags=a,b]` line: `None` without one (Redis's
+/// compatibility mode), the error in Redis's words for a bad one.
+pub fn shebang(body: &[u8]) -> Result<Option<Shebang>, String> {
+    if !body.starts_with(b"#!") {
+        return Ok(None);
+    }
+    let Some(len) = body.iter().position(|&b| b == b'\n') else {
+        return Err("ERR Invalid script shebang".into());
+    };
+    let line = String::from_utf8_lossy(&body[..len]);
+    let mut parts = line.split_ascii_whitespace();
+    match parts.next() {
+        None => return Err("ERR Invalid engine in script shebang".into()),
+        Some("#!lua") => {}
+        Some(other) => return Err(format!("ERR Unexpected engine in script shebang: {other}")),
+    }
+    let mut found = Shebang {
+        len,
+        no_writes: false,
+    };
+    for part in parts {
+        let Some(flags) = part.strip_prefix("flags=") else {
+            return Err(format!("ERR Unknown lua shebang option: {part}"));
+        };
+        for flag in flags.split(',').filter(|f| !f.is_empty()) {
+            if !FLAGS.contains(&flag) {
+                return Err(format!("ERR Unexpected flag in script shebang: {flag}"));
+            }
+            found.no_writes |= flag == "no-writes";
+        }
+    }
+    Ok(Some(found))
+}
+
 /// Script bodies by SHA1.
 #[derive(Debug, Default)]
 pub struct ScriptCache {
@@ -67,6 +120,38 @@ mod tests {
         assert_eq!(
             sha1hex(b"return 1"),
             "e0e1f9fabfc9d4800c877a703b823ac0578ff8db"
+        );
+    }
+
+    #[test]
+    fn shebang_lines_read_as_redis_reads_them() {
+        assert_eq!(shebang(b"return 1"), Ok(None));
+        assert_eq!(
+            shebang(b"#!lua flags=no-writes,allow-oom\nreturn 1"),
+            Ok(Some(Shebang {
+                len: 31,
+                no_writes: true
+            }))
+        );
+        assert_eq!(
+            shebang(b"#!lua\nreturn 1"),
+            Ok(Some(Shebang {
+                len: 5,
+                no_writes: false
+            }))
+        );
+        assert_eq!(shebang(b"#!lua"), Err("ERR Invalid script shebang".into()));
+        assert_eq!(
+            shebang(b"#!python\n"),
+            Err("ERR Unexpected engine in script shebang: #!python".into())
+        );
+        assert_eq!(
+            shebang(b"#!lua badger=data\n"),
+            Err("ERR Unknown lua shebang option: badger=data".into())
+        );
+        assert_eq!(
+            shebang(b"#!lua flags=no-writes,bad\n"),
+            Err("ERR Unexpected flag in script shebang: bad".into())
         );
     }
 

@@ -62,6 +62,15 @@ pub async fn eval(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, by_sha: bool, read_onl
             },
         }
     };
+    // Cached bodies passed this check when loaded.
+    let read_only = match super::cache::shebang(&body) {
+        Ok(Some(flags)) if read_only && !flags.no_writes => {
+            ctx.error("ERR Can not execute a script with write flag using *_ro command.");
+            return Flow::Continue;
+        }
+        Ok(Some(flags)) => read_only || flags.no_writes,
+        _ => read_only,
+    };
     let keys_end = 3 + numkeys as usize;
     let (to_server, mut from_vm) = tokio::sync::mpsc::unbounded_channel();
     let (reply_tx, replies) = std::sync::mpsc::channel::<CallResult>();

@@ -30,7 +30,7 @@ use mlua::{ChunkMode, Function, Lua, LuaOptions, MultiValue, StdLib, Table, Valu
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 
@@ -89,7 +89,7 @@ pub enum Job {
 }
 
 /// Starts the VM thread.
-pub fn spawn(kill: Arc<AtomicBool>) -> std::io::Result<mpsc::Sender<Job>> {
+pub fn spawn(kill: Arc<AtomicBool>, memory: Arc<AtomicU64>) -> std::io::Result<mpsc::Sender<Job>> {
     let (tx, rx) = mpsc::channel::<Job>();
     std::thread::Builder::new()
         .name("lua".into())
@@ -101,6 +101,7 @@ pub fn spawn(kill: Arc<AtomicBool>) -> std::io::Result<mpsc::Sender<Job>> {
             for job in rx {
                 if matches!(job, Job::Flush) {
                     vm = None;
+                    memory.store(0, Ordering::Relaxed);
                     continue;
                 }
                 if vm.is_none() {
@@ -121,6 +122,7 @@ pub fn spawn(kill: Arc<AtomicBool>) -> std::io::Result<mpsc::Sender<Job>> {
                     Job::Run(run) => v.run(run),
                     Job::Flush => {}
                 }
+                memory.store(v.lua.used_memory() as u64, Ordering::Relaxed);
             }
         })?;
     Ok(tx)
@@ -415,9 +417,14 @@ impl Vm {
         if let Some(f) = self.scripts.get(sha) {
             return Ok(f.clone());
         }
+        // A `#!lua` line is skipped, its line feed kept (Redis's way).
+        let skip = match super::cache::shebang(body)? {
+            Some(s) => s.len,
+            None => 0,
+        };
         let compiled = self
             .lua
-            .load(body)
+            .load(&body[skip..])
             .set_name("@user_script")
             .set_mode(ChunkMode::Text)
             .set_environment(self.env.clone())

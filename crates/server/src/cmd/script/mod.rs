@@ -18,11 +18,11 @@ mod eval;
 mod libs;
 mod lua;
 
-pub use cache::{sha1hex, ScriptCache};
+pub use cache::{sha1hex, shebang, ScriptCache, Shebang};
 pub use eval::busy_reply;
 pub(super) use eval::{eval, script};
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Instant;
 
@@ -39,6 +39,8 @@ pub struct Scripts {
     kill: Arc<AtomicBool>,
     /// The running script wrote (it can no longer be killed).
     wrote: AtomicBool,
+    /// Bytes the Lua VM holds, as of its last script (`used_memory_lua`).
+    lua_memory: Arc<AtomicU64>,
 }
 
 /// Redis's reply to `SCRIPT KILL` once the script wrote.
@@ -53,6 +55,13 @@ impl std::fmt::Debug for Scripts {
 }
 
 impl Scripts {
+    /// `INFO memory`'s scripting lines: the VM's bytes, the scripts
+    /// cached and their bytes.
+    pub fn memory(&self) -> (u64, usize, usize) {
+        let (n, bytes) = self.cache.stats();
+        (self.lua_memory.load(Ordering::Relaxed), n, bytes)
+    }
+
     /// When the script running now started, if one is.
     pub fn running_since(&self) -> Option<Instant> {
         *self.since.lock().unwrap_or_else(|e| e.into_inner())
@@ -89,7 +98,7 @@ impl Scripts {
         for _ in 0..2 {
             if vm.is_none() {
                 *vm = Some(
-                    lua::spawn(self.kill.clone())
+                    lua::spawn(self.kill.clone(), self.lua_memory.clone())
                         .map_err(|e| format!("ERR cannot start the Lua VM: {e}"))?,
                 );
             }
