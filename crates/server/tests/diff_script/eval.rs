@@ -111,6 +111,11 @@ pub fn eval_script() -> Vec<Step> {
         eval("math.randomseed(ARGV[1]) return {tostring(math.random()), math.random(10), math.random(5, 7)}", &["0", "42"]),
         eval("math.randomseed(ARGV[1]) return {tostring(math.random()), math.random(10), math.random(5, 7)}", &["0", "42"]),
         eval("return math.random(0)", &["0"]),
+        eval("local g = getmetatable(_G) g.__index = {}", &["0"]),
+        eval("return loadstring(string.dump(function() return 1 end))()", &["0"]),
+        eval("return loadstring('return 7')()", &["0"]),
+        eval("return redis.pcall('xread', 'BLOCK', 0, 'STREAMS', 's', '$')", &["0"]),
+        eval("cjson.encode_keep_buffer(false) return cjson.encode({1})", &["0"]),
         // Writes read back; an error mid-way keeps the earlier writes.
         eval(
             "redis.call('incr', KEYS[1]) redis.call('hset', KEYS[2], 'f', ARGV[1]) \

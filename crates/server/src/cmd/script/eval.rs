@@ -169,6 +169,21 @@ async fn call(argv: &[Vec<u8>], resp3: bool, read_only: bool, ctx: &mut Ctx<'_, 
     if read_only && (spec.flags.contains(&"write") || spec.flags.contains(&"may_replicate")) {
         return Err("Write commands are not allowed from read-only scripts.".into());
     }
+    // XREAD's BLOCK (an option before STREAMS), refused as Redis's XREAD does.
+    if matches!(spec.name, "xread" | "xreadgroup")
+        && argv[1..]
+            .iter()
+            .take_while(|a| !a.eq_ignore_ascii_case(b"streams"))
+            .any(|a| a.eq_ignore_ascii_case(b"block"))
+    {
+        let mut out = bytes::BytesMut::new();
+        let name = String::from_utf8_lossy(&argv[0]);
+        reply::error(
+            &mut out,
+            &format!("ERR {name} command is not allowed with BLOCK option from scripts"),
+        );
+        return Ok(out);
+    }
     if spec.flags.contains(&"write") {
         ctx.server
             .scripts

@@ -260,6 +260,18 @@ pub fn cjson(lua: &Lua, raise: &Raise) -> mlua::Result<Table> {
         })?,
     )?;
     t.set("null", null())?;
+    // lua-cjson's settings: accepted, the defaults kept.
+    for name in [
+        "encode_keep_buffer",
+        "encode_max_depth",
+        "decode_max_depth",
+        "encode_number_precision",
+        "encode_sparse_array",
+        "encode_invalid_numbers",
+        "decode_invalid_numbers",
+    ] {
+        t.set(name, lua.create_function(|_, _: Variadic<Value>| Ok(()))?)?;
+    }
     Ok(t)
 }
 

@@ -251,13 +251,16 @@ local function missing(_, k)
   end
   return v
 end
+-- What getmetatable answers for the protected tables: read-only too.
+local fakemeta = setmetatable0({}, {__newindex = readonly, __metatable = false})
+protected[fakemeta] = true
 for _, name in ipairs({'string', 'table', 'math', 'redis', 'coroutine', 'cjson', 'bit'}) do
   local t = rawget0(real, name)
-  local p = setmetatable0({}, {__index = t, __newindex = readonly, __metatable = false})
+  local p = setmetatable0({}, {__index = t, __newindex = readonly, __metatable = fakemeta})
   protected[p] = true
   rawset0(real, name, p)
 end
-local env = setmetatable0({}, {__index = missing, __newindex = readonly, __metatable = false})
+local env = setmetatable0({}, {__index = missing, __newindex = readonly, __metatable = fakemeta})
 protected[env] = true
 protected[real] = true
 rawset0(real, '_G', env)
@@ -277,7 +280,15 @@ end)
 for _, name in ipairs({'dofile', 'loadfile', 'print', 'require', 'module', 'package', 'os', 'io'}) do
   rawset0(real, name, nil)
 end
-setmetatable0(real, {__index = missing, __newindex = readonly, __metatable = false})
+-- Binary chunks are refused (Redis 7.0.15's loadstring): nil.
+local loadstring0 = loadstring
+rawset0(real, 'loadstring', function(s, ...)
+  if type(s) == 'string' and s:sub(1, 1) == '\27' then
+    return nil, 'binary chunks are not allowed'
+  end
+  return loadstring0(s, ...)
+end)
+setmetatable0(real, {__index = missing, __newindex = readonly, __metatable = fakemeta})
 return function(f) return xpcall(f, handler) end, env
 "#;
 
