@@ -116,6 +116,10 @@ pub fn eval_script() -> Vec<Step> {
         eval("return loadstring('return 7')()", &["0"]),
         eval("return redis.pcall('xread', 'BLOCK', 0, 'STREAMS', 's', '$')", &["0"]),
         eval("cjson.encode_keep_buffer(false) return cjson.encode({1})", &["0"]),
+        eval("cjson.encode_max_depth(1) local ok = pcall(cjson.encode, {{1}}) cjson.encode_max_depth(1000) return tostring(ok)", &["0"]),
+        eval("cjson.decode_max_depth(1) local ok = pcall(cjson.decode, '[[1]]') cjson.decode_max_depth(1000) return tostring(ok)", &["0"]),
+        eval("cjson.encode_invalid_numbers(true) local s = cjson.encode({0/0}) cjson.encode_invalid_numbers(false) return s", &["0"]),
+        eval("return cjson.encode({0/0})", &["0"]),
         // Writes read back; an error mid-way keeps the earlier writes.
         eval(
             "redis.call('incr', KEYS[1]) redis.call('hset', KEYS[2], 'f', ARGV[1]) \

@@ -93,27 +93,47 @@ fn encode_string(out: &mut Vec<u8>, s: &[u8]) {
     out.push(b'"');
 }
 
-fn encode(out: &mut Vec<u8>, v: &Value, depth: usize) -> Result<(), String> {
+/// lua-cjson's settings that change results.
+#[derive(Clone, Copy)]
+struct Settings {
+    encode_max_depth: usize,
+    decode_max_depth: usize,
+    /// `encode_invalid_numbers(true)`: NaN and infinities as `nan`/`inf`.
+    encode_invalid: bool,
+}
+
+fn encode(out: &mut Vec<u8>, v: &Value, depth: usize, cfg: Settings) -> Result<(), String> {
     match v {
         Value::Nil => out.extend_from_slice(b"null"),
         Value::Boolean(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
         Value::Integer(i) => out.extend_from_slice(i.to_string().as_bytes()),
         Value::Number(n) => {
             if !n.is_finite() {
-                return Err("Cannot serialise number: must not be NaN or Inf".into());
+                if !cfg.encode_invalid {
+                    return Err("Cannot serialise number: must not be NaN or Inf".into());
+                }
+                let text = if n.is_nan() {
+                    "nan"
+                } else if *n > 0.0 {
+                    "inf"
+                } else {
+                    "-inf"
+                };
+                out.extend_from_slice(text.as_bytes());
+            } else {
+                out.extend_from_slice(format_number(*n).as_bytes());
             }
-            out.extend_from_slice(format_number(*n).as_bytes());
         }
         Value::String(s) => encode_string(out, &s.as_bytes()),
         Value::LightUserData(p) if p.0.is_null() => out.extend_from_slice(b"null"),
         Value::Table(t) => {
-            if depth >= 1000 {
+            if depth >= cfg.encode_max_depth {
                 return Err(format!(
                     "Cannot serialise, excessive nesting ({})",
                     depth + 1
                 ));
             }
-            encode_table(out, t, depth + 1)?;
+            encode_table(out, t, depth + 1, cfg)?;
         }
         other => {
             return Err(format!(
@@ -125,7 +145,7 @@ fn encode(out: &mut Vec<u8>, v: &Value, depth: usize) -> Result<(), String> {
     Ok(())
 }
 
-fn encode_table(out: &mut Vec<u8>, t: &Table, depth: usize) -> Result<(), String> {
+fn encode_table(out: &mut Vec<u8>, t: &Table, depth: usize, cfg: Settings) -> Result<(), String> {
     let pairs: Vec<(Value, Value)> = t.pairs::<Value, Value>().flatten().collect();
     // An array when every key is a positive integer (lua-cjson's rule).
     let mut max = 0usize;
@@ -154,7 +174,12 @@ fn encode_table(out: &mut Vec<u8>, t: &Table, depth: usize) -> Result<(), String
             if i > 1 {
                 out.push(b',');
             }
-            encode(out, &t.raw_get::<Value>(i).unwrap_or(Value::Nil), depth)?;
+            encode(
+                out,
+                &t.raw_get::<Value>(i).unwrap_or(Value::Nil),
+                depth,
+                cfg,
+            )?;
         }
         out.push(b']');
         return Ok(());
@@ -176,17 +201,22 @@ fn encode_table(out: &mut Vec<u8>, t: &Table, depth: usize) -> Result<(), String
             }
         }
         out.push(b':');
-        encode(out, v, depth)?;
+        encode(out, v, depth, cfg)?;
     }
     out.push(b'}');
     Ok(())
 }
 
-fn decode(lua: &Lua, v: &serde_json::Value, depth: usize) -> mlua::Result<Value> {
-    if depth > 1000 {
-        return Err(mlua::Error::runtime(
-            "Found too many nested data structures",
-        ));
+fn decode(lua: &Lua, v: &serde_json::Value, depth: usize, max: usize) -> mlua::Result<Value> {
+    let container = matches!(
+        v,
+        serde_json::Value::Array(_) | serde_json::Value::Object(_)
+    );
+    if container && depth + 1 > max {
+        return Err(mlua::Error::runtime(format!(
+            "Found too many nested data structures ({})",
+            depth + 1
+        )));
     }
     Ok(match v {
         serde_json::Value::Null => null(),
@@ -196,14 +226,14 @@ fn decode(lua: &Lua, v: &serde_json::Value, depth: usize) -> mlua::Result<Value>
         serde_json::Value::Array(items) => {
             let t = lua.create_table_with_capacity(items.len(), 0)?;
             for (i, item) in items.iter().enumerate() {
-                t.raw_set(i + 1, decode(lua, item, depth + 1)?)?;
+                t.raw_set(i + 1, decode(lua, item, depth + 1, max)?)?;
             }
             Value::Table(t)
         }
         serde_json::Value::Object(map) => {
             let t = lua.create_table_with_capacity(0, map.len())?;
             for (k, item) in map {
-                t.raw_set(lua.create_string(k)?, decode(lua, item, depth + 1)?)?;
+                t.raw_set(lua.create_string(k)?, decode(lua, item, depth + 1, max)?)?;
             }
             Value::Table(t)
         }
@@ -213,7 +243,12 @@ fn decode(lua: &Lua, v: &serde_json::Value, depth: usize) -> mlua::Result<Value>
 /// The `cjson` table.
 pub fn cjson(lua: &Lua, raise: &Raise) -> mlua::Result<Table> {
     let t = lua.create_table()?;
-    let r = raise.clone();
+    let settings = Rc::new(Cell::new(Settings {
+        encode_max_depth: 1000,
+        decode_max_depth: 1000,
+        encode_invalid: false,
+    }));
+    let (r, cfg) = (raise.clone(), settings.clone());
     t.set(
         "encode",
         lua.create_function(move |lua, args: Variadic<Value>| {
@@ -225,11 +260,11 @@ pub fn cjson(lua: &Lua, raise: &Raise) -> mlua::Result<Table> {
                 ));
             }
             let mut out = Vec::new();
-            encode(&mut out, &args[0], 0).map_err(|e| fail(lua, &r, &e))?;
+            encode(&mut out, &args[0], 0, cfg.get()).map_err(|e| fail(lua, &r, &e))?;
             lua.create_string(out)
         })?,
     )?;
-    let r = raise.clone();
+    let (r, cfg) = (raise.clone(), settings.clone());
     t.set(
         "decode",
         lua.create_function(move |lua, args: Variadic<Value>| {
@@ -247,7 +282,10 @@ pub fn cjson(lua: &Lua, raise: &Raise) -> mlua::Result<Table> {
                 }
             };
             match serde_json::from_slice::<serde_json::Value>(&text) {
-                Ok(v) => decode(lua, &v, 0).map_err(|e| fail(lua, &r, &e.to_string())),
+                Ok(v) => decode(lua, &v, 0, cfg.get().decode_max_depth).map_err(|e| match e {
+                    mlua::Error::RuntimeError(m) => fail(lua, &r, &m),
+                    other => other,
+                }),
                 Err(e) => Err(fail(
                     lua,
                     &r,
@@ -260,7 +298,8 @@ pub fn cjson(lua: &Lua, raise: &Raise) -> mlua::Result<Table> {
         })?,
     )?;
     t.set("null", null())?;
-    // lua-cjson's settings: accepted, the defaults kept.
+    // lua-cjson's settings: the depths and invalid numbers kept, the
+    // others accepted and ignored.
     for name in [
         "encode_keep_buffer",
         "encode_max_depth",
@@ -270,7 +309,26 @@ pub fn cjson(lua: &Lua, raise: &Raise) -> mlua::Result<Table> {
         "encode_invalid_numbers",
         "decode_invalid_numbers",
     ] {
-        t.set(name, lua.create_function(|_, _: Variadic<Value>| Ok(()))?)?;
+        let cfg = settings.clone();
+        let f = lua.create_function(move |_, args: Variadic<Value>| {
+            let mut c = cfg.get();
+            let arg = args.first();
+            let depth = arg
+                .and_then(super::convert::lua_number)
+                .map(|n| n.max(1.0) as usize);
+            match (name, depth) {
+                ("encode_max_depth", Some(d)) => c.encode_max_depth = d,
+                ("decode_max_depth", Some(d)) => c.decode_max_depth = d,
+                ("encode_invalid_numbers", _) => {
+                    c.encode_invalid = matches!(arg, Some(Value::Boolean(true)))
+                        || matches!(arg, Some(Value::String(s)) if s.as_bytes().as_ref() == b"on");
+                }
+                _ => {}
+            }
+            cfg.set(c);
+            Ok(())
+        })?;
+        t.set(name, f)?;
     }
     Ok(t)
 }
