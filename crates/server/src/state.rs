@@ -477,6 +477,8 @@ pub struct ClientState {
     pub blocked: Option<Box<crate::cmd::blocking::Blocked>>,
     /// True while `EXEC` runs its commands (blocking commands do not block).
     pub in_exec: bool,
+    /// True while a Lua script runs its commands (`EVAL`).
+    pub in_script: bool,
     /// `CLIENT REPLY`: which replies this client gets.
     pub replies: ReplyMode,
     /// The running batch's calls, for `INFO commandstats`.
@@ -513,6 +515,7 @@ impl ClientState {
             watch: None,
             blocked: None,
             in_exec: false,
+            in_script: false,
             replies: ReplyMode::On,
             tally: Default::default(),
             pubsub: None,

@@ -120,6 +120,8 @@ pub fn eval_script() -> Vec<Step> {
         eval("cjson.decode_max_depth(1) local ok = pcall(cjson.decode, '[[1]]') cjson.decode_max_depth(1000) return tostring(ok)", &["0"]),
         eval("cjson.encode_invalid_numbers(true) local s = cjson.encode({0/0}) cjson.encode_invalid_numbers(false) return s", &["0"]),
         eval("return cjson.encode({0/0})", &["0"]),
+        c("SADD myset a b c d e f g h i l m n o p q r s t u v z aa aaa azz"),
+        eval("return redis.call('sort', KEYS[1], 'by', '_')", &["1", "myset"]),
         // Writes read back; an error mid-way keeps the earlier writes.
         eval(
             "redis.call('incr', KEYS[1]) redis.call('hset', KEYS[2], 'f', ARGV[1]) \

@@ -98,6 +98,7 @@ pub async fn eval(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, by_sha: bool, read_onl
         Some(gate.exclusive().await)
     };
     ctx.client.in_exec = true;
+    let was_in_script = std::mem::replace(&mut ctx.client.in_script, true);
     let client_proto = ctx.client.proto;
     ctx.server.scripts.start_run();
     if let Err(msg) = ctx.server.scripts.send(Job::Run(job)) {
@@ -124,6 +125,7 @@ pub async fn eval(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, by_sha: bool, read_onl
     ctx.server.scripts.end_run();
     ctx.client.proto = client_proto;
     ctx.client.in_exec = nested;
+    ctx.client.in_script = was_in_script;
     drop(alone);
     if !nested && was_inside {
         gate.enter(&mut ctx.client.seat).await;
