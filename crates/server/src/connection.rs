@@ -297,7 +297,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
                 Args::new(batch, &self.ranges[first..end])
             };
             if busy {
-                cmd::script::busy_reply(&request(i), &mut ctx);
+                cmd::script::busy_reply(&request(i), &mut ctx).await;
                 executed += 1;
                 i += 1;
                 continue;

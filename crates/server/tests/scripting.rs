@@ -169,6 +169,10 @@ async fn a_long_script_makes_others_busy_and_script_kill_stops_it() {
     )
     .await;
     until_busy(&mut b).await;
+    // A transaction started now fails as a whole (Redis's EXECABORT).
+    let mut t = server.client().await;
+    assert_eq!(t.cmd(&["MULTI"]).await, Reply::ok());
+    assert!(t.cmd(&["INCR", "x"]).await.is_error_starting("BUSY"));
     assert_eq!(b.cmd(&["SCRIPT", "KILL"]).await, Reply::ok());
     let r = a.read().await;
     assert!(
@@ -176,6 +180,8 @@ async fn a_long_script_makes_others_busy_and_script_kill_stops_it() {
         "{r:?}"
     );
     assert_eq!(b.cmd(&["PING"]).await, Reply::Simple("PONG".into()));
+    assert!(t.cmd(&["EXEC"]).await.is_error_starting("EXECABORT"));
+    assert_eq!(t.cmd(&["EXISTS", "x"]).await, Reply::Int(0));
     // A script that wrote cannot be killed; it ends on its own.
     start_script(
         &mut a,

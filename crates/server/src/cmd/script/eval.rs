@@ -299,15 +299,23 @@ const BUSY: &str =
     "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSCRIPT.";
 
 /// Answers a request that arrived while a script runs past the busy
-/// threshold (it holds the gate): `SCRIPT KILL` stops it, anything else
-/// is refused with `BUSY`, as Redis answers then.
-pub fn busy_reply(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) {
+/// threshold (it holds the gate), as Redis answers then: `SCRIPT KILL`
+/// stops it; `MULTI`, `DISCARD` and `UNWATCH` run (they touch no data);
+/// anything else is refused with `BUSY`, which inside `MULTI` makes `EXEC`
+/// fail (`EXECABORT`) and for `EXEC` discards the transaction.
+pub async fn busy_reply(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) {
     if args.len() == 2 && args.is(0, "script") && args.is(1, "kill") {
         match ctx.server.scripts.kill() {
             Ok(()) => reply::ok(ctx.out),
             Err(msg) => ctx.error(msg),
         }
-    } else {
-        ctx.error(BUSY);
+        return;
+    }
+    let index = lookup_index(args.get(0));
+    match index.map(|i| COMMANDS[i].name) {
+        Some("multi" | "discard" | "unwatch") => {
+            Box::pin(execute(args, ctx)).await;
+        }
+        _ => crate::cmd::reject(ctx, index, BUSY),
     }
 }
