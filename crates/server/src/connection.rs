@@ -20,7 +20,7 @@ use bytes::{Buf, BytesMut};
 use std::io;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tiercache_engine::{Engine, EngineError};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
@@ -265,12 +265,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
         // Into the engine's gate for the commands (left before the commit:
         // a transaction of another client waits for this batch's commands,
         // not for its journal sync).
-        if !self.engine.gate().try_enter(&mut self.client.seat) {
-            self.engine
-                .gate()
-                .enter_after_exclusive(&mut self.client.seat)
-                .await;
-        }
+        // Not entered while a script runs past the busy threshold: the
+        // batch is answered BUSY (or SCRIPT KILL) without the gate.
+        let busy = !self.engine.gate().try_enter(&mut self.client.seat)
+            && enter_or_busy(&self.server, &self.engine, &mut self.client.seat).await;
         let mut flow = Flow::Continue;
         let mut executed = 0;
         // Allocated only for a run of two or more (never unpipelined).
@@ -298,6 +296,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> RespConnection<S> {
                 let (first, end) = self.requests[i];
                 Args::new(batch, &self.ranges[first..end])
             };
+            if busy {
+                cmd::script::busy_reply(&request(i), &mut ctx).await;
+                executed += 1;
+                i += 1;
+                continue;
+            }
             // A run of plain SETs is written as one engine batch.
             let run = (i..self.requests.len())
                 .take_while(|&j| cmd::set::is_plain(&request(j), &ctx))
@@ -456,5 +460,36 @@ impl<S> Drop for RespConnection<S> {
         crate::cmd::pubsub::leave(&mut self.client, &self.server.pubsub);
         crate::cmd::monitor_stop(&mut self.client, &self.server);
         self.server.unregister(self.client.id);
+    }
+}
+
+/// Waits to enter the engine's gate (held exclusively: `EXEC` or a
+/// script); `true`, without entering, once a script has run longer
+/// than `busy-reply-threshold` (Redis's busy state).
+#[cold]
+#[inline(never)]
+async fn enter_or_busy(
+    server: &ServerState,
+    engine: &Engine,
+    seat: &mut tiercache_engine::GateSeat,
+) -> bool {
+    loop {
+        let wait = match server.scripts.running_since() {
+            Some(since) => {
+                let ms = server.tunable("busy-reply-threshold", 5000);
+                let threshold = Duration::from_millis(ms.max(0) as u64);
+                if ms > 0 && since.elapsed() >= threshold {
+                    return true;
+                }
+                threshold.saturating_sub(since.elapsed())
+            }
+            // An EXEC, or a script not started yet: look again soon.
+            None => Duration::from_millis(100),
+        };
+        let gate = engine.gate();
+        tokio::select! {
+            _ = gate.enter_after_exclusive(seat) => return false,
+            _ = tokio::time::sleep(wait.max(Duration::from_millis(1))) => {}
+        }
     }
 }

@@ -56,6 +56,8 @@ pub struct ServerState {
     pub keyspace_events: crate::notify::KeyspaceEvents,
     /// `SLOWLOG`.
     pub slowlog: crate::slowlog::SlowLog,
+    /// The Lua script cache and VM (`EVAL`, `SCRIPT`).
+    pub scripts: crate::cmd::script::Scripts,
 }
 
 /// The most error codes `INFO errorstats` tracks (Redis's
@@ -138,6 +140,7 @@ impl ServerState {
             monitors: Default::default(),
             keyspace_events: Default::default(),
             slowlog: Default::default(),
+            scripts: Default::default(),
         }
     }
 
@@ -477,6 +480,8 @@ pub struct ClientState {
     pub blocked: Option<Box<crate::cmd::blocking::Blocked>>,
     /// True while `EXEC` runs its commands (blocking commands do not block).
     pub in_exec: bool,
+    /// True while a Lua script runs its commands (`EVAL`).
+    pub in_script: bool,
     /// `CLIENT REPLY`: which replies this client gets.
     pub replies: ReplyMode,
     /// The running batch's calls, for `INFO commandstats`.
@@ -518,6 +523,7 @@ impl ClientState {
             watch: None,
             blocked: None,
             in_exec: false,
+            in_script: false,
             replies: ReplyMode::On,
             tally: Default::default(),
             pubsub: None,

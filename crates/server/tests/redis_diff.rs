@@ -25,9 +25,9 @@ mod diff_script;
 
 use common::{encode, Client, Reply, TestServer};
 use diff_script::{
-    auth_script, bits_script, geo_script, hash_script, hll_script, list_script, set_script,
-    sort_script, stream_script, strings_script, transactions_script, words, zset_script, Check,
-    Step,
+    auth_script, bits_script, eval_script, geo_script, hash_script, hll_script, list_script,
+    set_script, sort_script, stream_script, strings_script, transactions_script, words,
+    zset_script, Check, Step,
 };
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -326,6 +326,11 @@ async fn sorted_sets_match_redis() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn streams_match_redis() {
     matches_redis(stream_script()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn eval_matches_redis() {
+    matches_redis(eval_script()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -76,6 +76,8 @@ const TUNABLES: &[(&str, &str, i64, Range)] = &[
     ("hash-max-listpack-value", "hash-max-listpack-value", LISTPACK_MAX_VALUE, Range::Memory),
     ("hash-max-ziplist-value", "hash-max-listpack-value", LISTPACK_MAX_VALUE, Range::Memory),
     ("hll-sparse-max-bytes", "hll-sparse-max-bytes", SPARSE_MAX_BYTES, Range::Memory),
+    ("busy-reply-threshold", "busy-reply-threshold", 5000, Range::Int(0, i64::MAX)),
+    ("lua-time-limit", "busy-reply-threshold", 5000, Range::Int(0, i64::MAX)),
 ];
 
 /// The values an encoding threshold accepts.

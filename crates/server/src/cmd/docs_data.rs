@@ -747,6 +747,114 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
             ]),
         ])),
     ])),
+    ("eval", M(&[
+        ("summary", S("Execute a Lua script server side")),
+        ("since", S("2.6.0")),
+        ("group", S("scripting")),
+        ("complexity", S("Depends on the script that is executed.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("script")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("numkeys")),
+                ("type", S("integer")),
+            ]),
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+                ("flags", T(&[P("optional"), P("multiple")])),
+            ]),
+            M(&[
+                ("name", S("arg")),
+                ("type", S("string")),
+                ("flags", T(&[P("optional"), P("multiple")])),
+            ]),
+        ])),
+    ])),
+    ("eval_ro", M(&[
+        ("summary", S("Execute a read-only Lua script server side")),
+        ("since", S("7.0.0")),
+        ("group", S("scripting")),
+        ("complexity", S("Depends on the script that is executed.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("script")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("numkeys")),
+                ("type", S("integer")),
+            ]),
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+                ("flags", T(&[P("optional"), P("multiple")])),
+            ]),
+            M(&[
+                ("name", S("arg")),
+                ("type", S("string")),
+                ("flags", T(&[P("optional"), P("multiple")])),
+            ]),
+        ])),
+    ])),
+    ("evalsha", M(&[
+        ("summary", S("Execute a Lua script server side")),
+        ("since", S("2.6.0")),
+        ("group", S("scripting")),
+        ("complexity", S("Depends on the script that is executed.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("sha1")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("numkeys")),
+                ("type", S("integer")),
+            ]),
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+                ("flags", T(&[P("optional"), P("multiple")])),
+            ]),
+            M(&[
+                ("name", S("arg")),
+                ("type", S("string")),
+                ("flags", T(&[P("optional"), P("multiple")])),
+            ]),
+        ])),
+    ])),
+    ("evalsha_ro", M(&[
+        ("summary", S("Execute a read-only Lua script server side")),
+        ("since", S("7.0.0")),
+        ("group", S("scripting")),
+        ("complexity", S("Depends on the script that is executed.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("sha1")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("numkeys")),
+                ("type", S("integer")),
+            ]),
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+                ("flags", T(&[P("optional"), P("multiple")])),
+            ]),
+            M(&[
+                ("name", S("arg")),
+                ("type", S("string")),
+                ("flags", T(&[P("optional"), P("multiple")])),
+            ]),
+        ])),
+    ])),
     ("exec", M(&[
         ("summary", S("Execute all commands issued after MULTI")),
         ("since", S("1.2.0")),
@@ -3778,6 +3886,12 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
                 ("key_spec_index", I(0)),
             ]),
         ])),
+    ])),
+    ("script", M(&[
+        ("summary", S("A container for Lua scripts management commands")),
+        ("since", S("2.6.0")),
+        ("group", S("scripting")),
+        ("complexity", S("Depends on subcommand.")),
     ])),
     ("sdiff", M(&[
         ("summary", S("Subtract multiple sets")),

@@ -76,6 +76,14 @@ pub(super) fn key_positions(spec: &CommandSpec, argv: &[&[u8]]) -> Result<Vec<us
             keys
         }
         "blmpop" | "bzmpop" => counted_keys(argv, 2)?,
+        // Zero keys is no error for a script: an empty list.
+        "eval" | "evalsha" | "eval_ro" | "evalsha_ro" => {
+            let n = argv.get(2).and_then(|a| parse_i64(a)).ok_or(INVALID)?;
+            if n < 0 || n as u64 > (argc - 3) as u64 {
+                return Err(INVALID);
+            }
+            return Ok((3..3 + n as usize).collect());
+        }
         "georadius" | "georadiusbymember" => {
             // Redis 7 reads these by their key specs: the key, then the
             // argument after the first `STORE` and after the first

@@ -100,6 +100,13 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
                     human(stats.memory_max_bytes),
                     stats.memory_entries
                 );
+                let (lua, scripts, script_bytes) = server.scripts.memory();
+                let _ = write!(
+                    t,
+                    "used_memory_lua:{lua}\r\nused_memory_lua_human:{}\r\nused_memory_scripts_eval:{script_bytes}\r\nnumber_of_cached_scripts:{scripts}\r\nused_memory_scripts:{script_bytes}\r\nused_memory_scripts_human:{}\r\n",
+                    human(lua),
+                    human(script_bytes as u64),
+                );
             }
             "persistence" => {
                 let saves = &server.saves;

@@ -76,6 +76,7 @@ mod reset;
 mod sampling;
 pub(crate) mod save;
 mod scan;
+pub mod script;
 mod select;
 pub(crate) mod set;
 pub mod sets;
@@ -507,6 +508,11 @@ async fn run_command(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Cmd::Object => object::run(args, ctx).await,
         Cmd::Memory => memory::run(args, ctx).await,
         Cmd::Function => function::run(args, ctx).await,
+        Cmd::Eval => script::eval(args, ctx, false, false).await,
+        Cmd::EvalSha => script::eval(args, ctx, true, false).await,
+        Cmd::EvalRo => script::eval(args, ctx, false, true).await,
+        Cmd::EvalShaRo => script::eval(args, ctx, true, true).await,
+        Cmd::Script => script::script(args, ctx).await,
         Cmd::Quit => quit::run(args, ctx).await,
         Cmd::Reset => reset::run(args, ctx).await,
         Cmd::HSet => hash::write::hset(args, ctx, hash::write::SetReply::Added).await,

@@ -51,13 +51,18 @@ struct Options {
     /// A `BY` pattern without `*`: keep the source's order.
     dont_sort: bool,
     gets: Vec<Bytes>,
+    /// Run by a script: a set's order is made definite, as for `STORE`.
+    from_script: bool,
 }
 
 /// `SORT key [BY pattern] [LIMIT offset count] [GET pattern ...] [ASC|DESC]
 /// [ALPHA] [STORE destination]`; `SORT_RO` (`read_only`) has no `STORE`.
 pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, read_only: bool) -> Flow {
     let opts = match parse(args, read_only) {
-        Ok(o) => o,
+        Ok(o) => Options {
+            from_script: ctx.client.in_script,
+            ..o
+        },
         Err(msg) => {
             ctx.error(&msg);
             return Flow::Continue;
@@ -264,9 +269,10 @@ fn sort_round(source: Option<&Entry>, found: &Found, opts: &Options) -> Round {
     let mut by = opts.by.as_ref();
     let mut alpha = opts.alpha;
     let mut dont_sort = opts.dont_sort;
-    if dont_sort && is_set && opts.store.is_some() {
-        // A set has no order of its own: a stored result must not depend
-        // on the encoding's, so it is sorted by the elements' bytes.
+    if dont_sort && is_set && (opts.store.is_some() || opts.from_script) {
+        // A set has no order of its own: a stored result (or a script's)
+        // must not depend on the encoding's, so it is sorted by the
+        // elements' bytes, as Redis does.
         dont_sort = false;
         alpha = true;
         by = None;

@@ -86,6 +86,11 @@ pub(super) enum Cmd {
     Object,
     Memory,
     Function,
+    Eval,
+    EvalSha,
+    EvalRo,
+    EvalShaRo,
+    Script,
     Quit,
     Reset,
     HSet,
@@ -287,6 +292,21 @@ const TX_EXEC: &[&str] = &["noscript", "loading", "stale", "skip_slowlog"];
 const BLOCKING: &[&str] = &["write", "noscript", "blocking"];
 const SUBSCRIBING: &[&str] = &["pubsub", "noscript", "loading", "stale"];
 const PUBLISHING: &[&str] = &["pubsub", "loading", "stale", "fast", "may_replicate"];
+const EVAL: &[&str] = &[
+    "noscript",
+    "stale",
+    "skip_monitor",
+    "no_mandatory_keys",
+    "movablekeys",
+];
+const EVAL_RO: &[&str] = &[
+    "readonly",
+    "noscript",
+    "stale",
+    "skip_monitor",
+    "no_mandatory_keys",
+    "movablekeys",
+];
 const NOKEYS: (i32, i32, i32) = (0, 0, 0);
 const KEY1: (i32, i32, i32) = (1, 1, 1);
 const ALLKEYS: (i32, i32, i32) = (1, -1, 1);
@@ -475,6 +495,11 @@ pub static COMMANDS: &[CommandSpec] = &[
     spec("object", Cmd::Object, -2, &[], NOKEYS),
     spec("memory", Cmd::Memory, -2, &[], NOKEYS),
     spec("function", Cmd::Function, -2, &["noscript"], NOKEYS),
+    spec("eval", Cmd::Eval, -3, EVAL, NOKEYS),
+    spec("evalsha", Cmd::EvalSha, -3, EVAL, NOKEYS),
+    spec("eval_ro", Cmd::EvalRo, -3, EVAL_RO, NOKEYS),
+    spec("evalsha_ro", Cmd::EvalShaRo, -3, EVAL_RO, NOKEYS),
+    spec("script", Cmd::Script, -2, &[], NOKEYS),
     spec("quit", Cmd::Quit, -1, NOAUTH_FLAGS, NOKEYS),
     spec("reset", Cmd::Reset, 1, NOAUTH_FLAGS, NOKEYS),
     spec("publish", Cmd::Publish, 3, PUBLISHING, NOKEYS),

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 mod bits;
+mod eval;
 mod geo;
 mod hash;
 mod hll;
@@ -14,6 +15,7 @@ mod sort;
 mod stream;
 mod zset;
 pub use bits::bits_script;
+pub use eval::eval_script;
 pub use geo::geo_script;
 pub use hash::hash_script;
 pub use hll::hll_script;

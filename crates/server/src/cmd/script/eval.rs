@@ -1,0 +1,321 @@
+//! `EVAL`, `EVALSHA`, their `_RO` forms, and `SCRIPT`.
+//!
+//! A script runs alone: the handler leaves the engine's gate, takes it
+//! exclusively (unless it already runs under `EXEC`, which holds it), and
+//! hands the script to the VM thread; each `redis.call` comes back here,
+//! is checked as Redis checks a script's command (known, arity, not
+//! `noscript`, no write from a read-only script) and runs through
+//! [`execute`](crate::cmd::execute) in the client's session, its reply in
+//! the protocol the script chose. Blocking commands are `noscript`; the
+//! rest answer as inside `EXEC` (`in_exec`: no blocking, no pushes, no
+//! `CLIENT REPLY` skipping).
+//!
+//! A script still running after `busy-reply-threshold` (`lua-time-limit`)
+//! milliseconds makes the connections waiting for the gate answer `BUSY`
+//! ([`busy_reply`]), and `SCRIPT KILL` stops it if it has not written.
+
+use super::cache::sha1hex;
+use super::lua::{CallResult, FromVm, Job, RunJob};
+use crate::cmd::subcommand::subcommand_to_run;
+use crate::cmd::{execute, lookup_index, parse_i64, Args, Ctx, Flow, COMMANDS, NOT_AN_INTEGER};
+use crate::resp::reply::{self, Proto};
+use std::sync::Arc;
+
+const NOSCRIPT: &str = "NOSCRIPT No matching script. Please use EVAL.";
+
+/// `EVAL script numkeys [key ...] [arg ...]` and `EVALSHA sha1 ...`
+/// (`by_sha`); `read_only` for `EVAL_RO`/`EVALSHA_RO`.
+pub async fn eval(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, by_sha: bool, read_only: bool) -> Flow {
+    let Some(numkeys) = parse_i64(args.get(2)) else {
+        ctx.error(NOT_AN_INTEGER);
+        return Flow::Continue;
+    };
+    if numkeys > args.len() as i64 - 3 {
+        ctx.error("ERR Number of keys can't be greater than number of args");
+        return Flow::Continue;
+    }
+    if numkeys < 0 {
+        ctx.error("ERR Number of keys can't be negative");
+        return Flow::Continue;
+    }
+    let scripts = &ctx.server.scripts;
+    let (sha, body) = if by_sha {
+        let sha = args.get(1);
+        let cached = (sha.len() == 40)
+            .then(|| String::from_utf8_lossy(sha).to_ascii_lowercase())
+            .and_then(|sha| Some((scripts.cache.get(&sha)?, sha)));
+        let Some((body, sha)) = cached else {
+            ctx.error(NOSCRIPT);
+            return Flow::Continue;
+        };
+        (sha, body)
+    } else {
+        let sha = sha1hex(args.get(1));
+        match scripts.cache.get(&sha) {
+            Some(body) => (sha, body),
+            None => match load(scripts, sha, Arc::from(args.get(1))).await {
+                Ok(loaded) => loaded,
+                Err(msg) => {
+                    ctx.error(&msg);
+                    return Flow::Continue;
+                }
+            },
+        }
+    };
+    // Cached bodies passed this check when loaded.
+    let read_only = match super::cache::shebang(&body) {
+        Ok(Some(flags)) if read_only && !flags.no_writes => {
+            ctx.error("ERR Can not execute a script with write flag using *_ro command.");
+            return Flow::Continue;
+        }
+        Ok(Some(flags)) => read_only || flags.no_writes,
+        _ => read_only,
+    };
+    let keys_end = 3 + numkeys as usize;
+    let (to_server, mut from_vm) = tokio::sync::mpsc::unbounded_channel();
+    let (reply_tx, replies) = std::sync::mpsc::channel::<CallResult>();
+    let job = RunJob {
+        sha,
+        body,
+        keys: (3..keys_end).map(|i| args.get(i).to_vec()).collect(),
+        argv: (keys_end..args.len())
+            .map(|i| args.get(i).to_vec())
+            .collect(),
+        client: ctx.client.proto,
+        to_server,
+        replies,
+    };
+
+    let engine = ctx.engine;
+    let gate = engine.gate();
+    // Under EXEC the gate is already held alone (and `in_exec` is set).
+    let nested = ctx.client.in_exec;
+    let was_inside = ctx.client.seat.is_inside();
+    let alone = if nested {
+        None
+    } else {
+        gate.leave(&mut ctx.client.seat);
+        Some(gate.exclusive().await)
+    };
+    ctx.client.in_exec = true;
+    let was_in_script = std::mem::replace(&mut ctx.client.in_script, true);
+    let client_proto = ctx.client.proto;
+    ctx.server.scripts.start_run();
+    if let Err(msg) = ctx.server.scripts.send(Job::Run(job)) {
+        ctx.error(&msg);
+    } else {
+        loop {
+            match from_vm.recv().await {
+                Some(FromVm::Call { argv, resp3 }) => {
+                    let answer = call(&argv, resp3, read_only, ctx).await;
+                    // The VM is gone only if it died; its end answers below.
+                    let _ = reply_tx.send(answer);
+                }
+                Some(FromVm::Done(bytes)) => {
+                    ctx.out.extend_from_slice(&bytes);
+                    break;
+                }
+                None => {
+                    ctx.error("ERR the Lua VM stopped while running the script");
+                    break;
+                }
+            }
+        }
+    }
+    ctx.server.scripts.end_run();
+    ctx.client.proto = client_proto;
+    ctx.client.in_exec = nested;
+    ctx.client.in_script = was_in_script;
+    drop(alone);
+    if !nested && was_inside {
+        gate.enter(&mut ctx.client.seat).await;
+    }
+    Flow::Continue
+}
+
+/// Compiles `body` in the VM and caches it: its SHA1 and body, or the
+/// compile error.
+async fn load(
+    scripts: &super::Scripts,
+    sha: String,
+    body: Arc<[u8]>,
+) -> Result<(String, Arc<[u8]>), String> {
+    let (done, outcome) = tokio::sync::oneshot::channel();
+    scripts.send(Job::Load {
+        sha: sha.clone(),
+        body: body.clone(),
+        done,
+    })?;
+    outcome
+        .await
+        .map_err(|_| "ERR the Lua VM stopped".to_string())??;
+    scripts.cache.insert(sha.clone(), body.clone());
+    Ok((sha, body))
+}
+
+/// One `redis.call` of a script: Redis's checks, then the command.
+async fn call(argv: &[Vec<u8>], resp3: bool, read_only: bool, ctx: &mut Ctx<'_, '_>) -> CallResult {
+    let Some(index) = lookup_index(&argv[0]) else {
+        return Err("Unknown Redis command called from script".into());
+    };
+    let spec = &COMMANDS[index];
+    let n = argv.len() as i32;
+    if (spec.arity > 0 && n != spec.arity) || n < -spec.arity {
+        return Err("Wrong number of args calling Redis command from script".into());
+    }
+    // SCRIPT's subcommands but HELP are `noscript` in Redis.
+    let script_sub = spec.name == "script" && !argv[1].eq_ignore_ascii_case(b"help");
+    if spec.flags.contains(&"noscript") || script_sub {
+        return Err("This Redis command is not allowed from script".into());
+    }
+    if read_only && (spec.flags.contains(&"write") || spec.flags.contains(&"may_replicate")) {
+        return Err("Write commands are not allowed from read-only scripts.".into());
+    }
+    // XREAD's BLOCK (an option before STREAMS), refused as Redis's XREAD does.
+    if matches!(spec.name, "xread" | "xreadgroup")
+        && argv[1..]
+            .iter()
+            .take_while(|a| !a.eq_ignore_ascii_case(b"streams"))
+            .any(|a| a.eq_ignore_ascii_case(b"block"))
+    {
+        let mut out = bytes::BytesMut::new();
+        let name = String::from_utf8_lossy(&argv[0]);
+        reply::error(
+            &mut out,
+            &format!("ERR {name} command is not allowed with BLOCK option from scripts"),
+        );
+        return Ok(out);
+    }
+    if spec.flags.contains(&"write") {
+        ctx.server
+            .scripts
+            .wrote
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+    let mut buf = Vec::with_capacity(argv.iter().map(Vec::len).sum());
+    let mut ranges = Vec::with_capacity(argv.len());
+    for a in argv {
+        let start = buf.len();
+        buf.extend_from_slice(a);
+        ranges.push((start, buf.len()));
+    }
+    let args = Args::new(&buf, &ranges);
+    let proto = ctx.client.proto;
+    ctx.client.proto = if resp3 { Proto::Resp3 } else { Proto::Resp2 };
+    let at = ctx.out.len();
+    // Boxed: `execute` runs `eval`. Never a block (`in_exec`; blocking
+    // commands are `noscript`), never `QUIT` (`noscript`).
+    Box::pin(execute(&args, ctx)).await;
+    ctx.client.proto = proto;
+    Ok(ctx.out.split_off(at))
+}
+
+const SUBCOMMANDS: &[(&str, i32)] = &[
+    ("help", 2),
+    ("flush", -2),
+    ("exists", -3),
+    ("load", 3),
+    ("kill", 2),
+    ("debug", 3),
+];
+
+const HELP: &[&str] = &[
+    "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "DEBUG (YES|SYNC|NO)",
+    "    Set the debug mode for subsequent scripts executed.",
+    "EXISTS <sha1> [<sha1> ...]",
+    "    Return information about the existence of the scripts in the script cache.",
+    "FLUSH [ASYNC|SYNC]",
+    "    Flush the Lua scripts cache. Very dangerous on replicas.",
+    "    When called without the optional mode argument, the behavior is determined by the",
+    "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+    "    * ASYNC: Asynchronously flush the scripts cache.",
+    "    * SYNC: Synchronously flush the scripts cache.",
+    "KILL",
+    "    Kill the currently executing Lua script.",
+    "LOAD <script>",
+    "    Load a script into the scripts cache without executing it.",
+    "HELP",
+    "    Prints this help.",
+];
+
+/// `SCRIPT LOAD|EXISTS|FLUSH|KILL|DEBUG|HELP`.
+pub async fn script(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
+    let Some(sub) = subcommand_to_run(args, ctx, "script", SUBCOMMANDS, HELP) else {
+        return Flow::Continue;
+    };
+    let scripts = &ctx.server.scripts;
+    match sub {
+        "flush" => {
+            if args.len() > 3 || (args.len() == 3 && !args.is(2, "sync") && !args.is(2, "async")) {
+                ctx.error("ERR SCRIPT FLUSH only support SYNC|ASYNC option");
+            } else {
+                scripts.cache.clear();
+                match scripts.send(Job::Flush) {
+                    Ok(()) => reply::ok(ctx.out),
+                    Err(msg) => ctx.error(&msg),
+                }
+            }
+        }
+        "exists" => {
+            reply::array(ctx.out, args.len() - 2);
+            for i in 2..args.len() {
+                let found = scripts.cache.contains(args.get(i));
+                reply::integer(ctx.out, found as i64);
+            }
+        }
+        "load" => {
+            let sha = sha1hex(args.get(2));
+            let loaded = if scripts.cache.get(&sha).is_some() {
+                Ok((sha, Arc::from(&[][..])))
+            } else {
+                load(scripts, sha, Arc::from(args.get(2))).await
+            };
+            match loaded {
+                Ok((sha, _)) => reply::bulk(ctx.out, sha.as_bytes()),
+                Err(msg) => ctx.error(&msg),
+            }
+        }
+        "kill" => match scripts.kill() {
+            Ok(()) => reply::ok(ctx.out),
+            Err(msg) => ctx.error(msg),
+        },
+        _ => {
+            // DEBUG: no Lua debugger here; turning it off is accepted.
+            if args.is(2, "no") {
+                reply::ok(ctx.out);
+            } else if args.is(2, "yes") || args.is(2, "sync") {
+                ctx.error("ERR SCRIPT DEBUG is not supported by this server");
+            } else {
+                ctx.error("ERR Use SCRIPT DEBUG YES/SYNC/NO");
+            }
+        }
+    }
+    Flow::Continue
+}
+
+/// Redis's reply while a script runs past `busy-reply-threshold`.
+const BUSY: &str =
+    "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSCRIPT.";
+
+/// Answers a request that arrived while a script runs past the busy
+/// threshold (it holds the gate), as Redis answers then: `SCRIPT KILL`
+/// stops it; `MULTI`, `DISCARD` and `UNWATCH` run (they touch no data);
+/// anything else is refused with `BUSY`, which inside `MULTI` makes `EXEC`
+/// fail (`EXECABORT`) and for `EXEC` discards the transaction.
+pub async fn busy_reply(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) {
+    if args.len() == 2 && args.is(0, "script") && args.is(1, "kill") {
+        match ctx.server.scripts.kill() {
+            Ok(()) => reply::ok(ctx.out),
+            Err(msg) => ctx.error(msg),
+        }
+        return;
+    }
+    let index = lookup_index(args.get(0));
+    match index.map(|i| COMMANDS[i].name) {
+        Some("multi" | "discard" | "unwatch") => {
+            Box::pin(execute(args, ctx)).await;
+        }
+        _ => crate::cmd::reject(ctx, index, BUSY),
+    }
+}
