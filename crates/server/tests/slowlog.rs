@@ -66,6 +66,9 @@ async fn a_zero_threshold_logs_every_command_trimmed_and_redacted() {
     c.cmd(&["MULTI"]).await;
     c.cmd(&["INCR", "n"]).await;
     c.cmd(&["EXEC"]).await;
+    // A script is logged once, as itself, not the commands it called.
+    c.cmd(&["EVAL", "return redis.call('get', KEYS[1])", "1", "a"])
+        .await;
     let got = logged(&mut c).await;
     // 35 arguments: 31 kept, the 32nd says how many more there were.
     let sadd_logged = format!(
@@ -76,9 +79,10 @@ async fn a_zero_threshold_logs_every_command_trimmed_and_redacted() {
             .join(" ")
     );
     let want = [
+        "EVAL return redis.call('get', KEYS[1]) 1 a".to_string(),
         // EXEC is not logged, what it ran is; MULTI is, as in Redis, and
         // the INCR it queued is logged once, when EXEC runs it.
-        "INCR n".to_string(),
+        "INCR n".into(),
         "MULTI".into(),
         "AUTH (redacted) (redacted)".into(),
         "CONFIG SET requirepass (redacted)".into(),

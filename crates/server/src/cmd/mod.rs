@@ -408,6 +408,8 @@ async fn run_command(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     }
     // Slow commands are timed here (see `crate::slowlog` for which).
     let (fast, skip_slowlog) = table::SLOWLOG_FLAGS[index];
+    // A script's commands are not logged, the script is (as in Redis).
+    let skip_slowlog = skip_slowlog || ctx.client.in_script;
     let timed_from =
         (!skip_slowlog && ctx.server.slowlog.times(fast)).then(std::time::Instant::now);
     // `new` events need to know which keys a write creates.
