@@ -4,8 +4,8 @@
 //! copy, a data set before and after a reload). Like Redis's: ordered
 //! types mix their elements in order, sets and hashes XOR one digest per
 //! element, and the data-set digest XORs one per key (key, type, value,
-//! expiry). The numbers are not Redis's (SHA-256 cut to 160 bits instead
-//! of SHA-1 over Redis's object encodings).
+//! expiry). SHA-1, as Redis's, but over this server's items rather than
+//! Redis's object encodings, so the numbers are not Redis's.
 
 use crate::hash::Hash;
 use crate::list::List;
@@ -14,7 +14,7 @@ use crate::set::Set;
 use crate::stream::{Stream, StreamId};
 use crate::zset::ZSet;
 use bytes::Bytes;
-use sha2::{Digest as _, Sha256};
+use sha1::{Digest as _, Sha1};
 use tiercache_engine::{Entry, ValueKind};
 
 /// A 160-bit digest.
@@ -24,16 +24,13 @@ pub type Digest = [u8; 20];
 pub const EMPTY: Digest = [0; 20];
 
 fn sha(parts: &[&[u8]]) -> Digest {
-    let mut h = Sha256::new();
+    let mut h = Sha1::new();
     for p in parts {
         // Length-prefixed, so that ("ab", "c") and ("a", "bc") differ.
         h.update((p.len() as u64).to_le_bytes());
         h.update(p);
     }
-    let full = h.finalize();
-    let mut d = EMPTY;
-    d.copy_from_slice(&full[..20]);
-    d
+    h.finalize().into()
 }
 
 /// Redis's `mixDigest`: the digest so far, then `parts`, hashed together.
@@ -101,9 +98,15 @@ pub fn add_key(d: &mut Digest, key: &[u8], e: &Entry) -> Result<(), Corrupt> {
     Ok(())
 }
 
-/// Lower-case hex, as Redis prints digests.
-pub fn hex(d: &Digest) -> String {
-    d.iter().map(|b| format!("{b:02x}")).collect()
+/// Lower-case hex, as Redis prints digests (and script SHA1s).
+pub fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push(DIGITS[usize::from(b >> 4)] as char);
+        s.push(DIGITS[usize::from(b & 15)] as char);
+    }
+    s
 }
 
 #[cfg(test)]

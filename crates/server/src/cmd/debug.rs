@@ -187,10 +187,30 @@ async fn digest(ctx: &mut Ctx<'_, '_>) {
     reply::simple(ctx.out, &digest::hex(&d));
 }
 
-/// A loopback or unix-socket client (Redis's `islocalClient`).
+/// A loopback or unix-socket client (Redis's `islocalClient`): `addr`
+/// is `CLIENT LIST`'s, a socket path or `ip:port`.
 fn is_local(addr: &str) -> bool {
     addr.starts_with('/')
-        || addr.starts_with("127.")
-        || addr.starts_with("[::1]")
-        || addr.starts_with("::1")
+        || addr
+            .parse::<std::net::SocketAddr>()
+            .is_ok_and(|a| a.ip().to_canonical().is_loopback())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn local_clients_are_loopback_or_unix_socket_ones() {
+        for addr in [
+            "127.0.0.1:5000",
+            "127.9.9.9:1",
+            "[::1]:6380",
+            "[::ffff:127.0.0.1]:7",
+            "/tmp/s.sock",
+        ] {
+            assert!(super::is_local(addr), "{addr}");
+        }
+        for addr in ["10.0.0.1:5000", "[2001:db8::1]:1", "garbage"] {
+            assert!(!super::is_local(addr), "{addr}");
+        }
+    }
 }

@@ -134,9 +134,9 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     };
     let (key, value) = args.key_value(1, 2);
     let has_expiry = o.expire.is_some();
-    let r = ctx.session.set(key.clone(), value, opts).await;
+    let r = ctx.session.set(key, value, opts).await;
     if r.as_ref().is_ok_and(|outcome| outcome.applied) {
-        notify_set(ctx, &key, has_expiry);
+        notify_set(ctx, args.get(1), has_expiry);
     }
     match r {
         Ok(outcome) if opts.return_old => {
@@ -156,10 +156,10 @@ pub async fn setnx(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         ..Default::default()
     };
     let (key, value) = args.key_value(1, 2);
-    match ctx.session.set(key.clone(), value, opts).await {
+    match ctx.session.set(key, value, opts).await {
         Ok(outcome) => {
             if outcome.applied {
-                notify_set(ctx, &key, false);
+                notify_set(ctx, args.get(1), false);
             }
             reply::integer(ctx.out, outcome.applied as i64)
         }
@@ -186,9 +186,9 @@ pub async fn setex(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, unit: Unit) -> Flow {
         ..Default::default()
     };
     let (key, value) = args.key_value(1, 3);
-    match ctx.session.set(key.clone(), value, opts).await {
+    match ctx.session.set(key, value, opts).await {
         Ok(_) => {
-            notify_set(ctx, &key, true);
+            notify_set(ctx, args.get(1), true);
             reply::ok(ctx.out)
         }
         Err(e) => ctx.engine_error(&e),

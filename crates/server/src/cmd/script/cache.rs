@@ -8,13 +8,7 @@ use std::sync::{Arc, Mutex};
 
 /// The lowercase hex SHA1 of `bytes` (Redis's `sha1hex`).
 pub fn sha1hex(bytes: &[u8]) -> String {
-    let digest = Sha1::digest(bytes);
-    let mut s = String::with_capacity(40);
-    for b in digest {
-        s.push(char::from_digit((b >> 4) as u32, 16).unwrap_or('0'));
-        s.push(char::from_digit((b & 15) as u32, 16).unwrap_or('0'));
-    }
-    s
+    crate::digest::hex(&Sha1::digest(bytes))
 }
 
 /// What a script's `#!lua` line declares (Redis 7's shebang).
