@@ -36,8 +36,7 @@ PY
   local line="$name"
   for t in "bitcount big" "bitpos ones 0" "bitop and dst big big2"; do
     # shellcheck disable=SC2086
-    r=$(taskset -c 1 redis-benchmark -p "$port" -c 10 -n 2000 --csv $t 2>/dev/null \
-      | tail -1 | cut -d, -f2 | tr -d '"')
+    r=$(bench_rps "$port" -n 2000 $t)
     line="$line | $t: $r"
   done
   kill "$server_pid"; wait "$server_pid" 2>/dev/null || true

@@ -54,8 +54,7 @@ PY
            "box:GEOSEARCH stations FROMLONLAT 4.3517 50.8503 BYBOX 50 50 km WITHDIST" \
            "geoadd:GEOADD stations 4.3517 50.8503 bench"; do
     # shellcheck disable=SC2086
-    r=$(taskset -c 1 redis-benchmark -p "$port" -c 10 -n 20000 --csv ${t#*:} 2>/dev/null \
-      | tail -1 | cut -d, -f2 | tr -d '"')
+    r=$(bench_rps "$port" -n 20000 ${t#*:})
     line="$line | ${t%%:*}: $r"
   done
   kill "$server_pid"; wait "$server_pid" 2>/dev/null || true

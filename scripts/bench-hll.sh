@@ -42,8 +42,7 @@ PY
   for t in "-n 100000 -r 1000000 PFADD hll __rand_int__" "-n 100000 PFCOUNT hll" \
            "-n 20000 PFCOUNT hll hll2"; do
     # shellcheck disable=SC2086
-    r=$(taskset -c 1 redis-benchmark -p "$port" -c 10 --csv $t 2>/dev/null \
-      | tail -1 | cut -d, -f2 | tr -d '"')
+    r=$(bench_rps "$port" $t)
     line="$line | ${t#-n * }: $r"
   done
   kill "$server_pid"; wait "$server_pid" 2>/dev/null || true

@@ -75,6 +75,13 @@ alternate_with_redis() {
   done
 }
 
+# bench_rps PORT ARGS...: the requests per second redis-benchmark (10
+# clients, on core 1) reports for ARGS (its options, then the command).
+bench_rps() {
+  local port=$1; shift
+  taskset -c 1 redis-benchmark -p "$port" -c 10 --csv "$@" 2>/dev/null | tail -1 | cut -d, -f2 | tr -d '"'
+}
+
 # start_pinned NAME PORT COMMAND...: COMMAND on core 0, its output in
 # $work/NAME.log; sets server_pid and returns once PORT accepts.
 start_pinned() {
