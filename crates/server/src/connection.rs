@@ -459,6 +459,9 @@ impl<S> Drop for RespConnection<S> {
         self.engine.gate().leave(&mut self.client.seat);
         crate::cmd::pubsub::leave(&mut self.client, &self.server.pubsub);
         crate::cmd::monitor_stop(&mut self.client, &self.server);
+        if self.client.replica {
+            self.server.replicas.detach(self.client.id);
+        }
         self.server.unregister(self.client.id);
     }
 }

@@ -100,6 +100,7 @@ mod patcher;
 pub mod pubsub;
 pub mod rdb;
 mod read;
+pub mod replication;
 pub mod resp;
 mod scan_index;
 pub mod set;

@@ -58,6 +58,8 @@ pub struct ServerState {
     pub slowlog: crate::slowlog::SlowLog,
     /// The Lua script cache and VM (`EVAL`, `SCRIPT`).
     pub scripts: crate::cmd::script::Scripts,
+    /// The replicas fed the replication stream (`SYNC`, `PSYNC`).
+    pub replicas: Arc<crate::replication::Replicas>,
 }
 
 /// The most error codes `INFO errorstats` tracks (Redis's
@@ -141,6 +143,7 @@ impl ServerState {
             keyspace_events: Default::default(),
             slowlog: Default::default(),
             scripts: Default::default(),
+            replicas: Default::default(),
         }
     }
 
@@ -201,8 +204,19 @@ impl ServerState {
             .unwrap_or(&default)
     }
 
+    /// `repl-ping-replica-period`, in seconds.
+    pub fn replica_ping_period(&self) -> u64 {
+        self.tunable("repl-ping-replica-period", 10).max(1) as u64
+    }
+
     /// Records a new value for encoding threshold `name` (`CONFIG SET`).
     pub fn set_tunable(&self, name: &'static str, value: i64) {
+        // Read by every write: kept where one atomic load reaches them.
+        match name {
+            "min-replicas-to-write" => self.replicas.set_min_to_write(value as u32),
+            "min-replicas-max-lag" => self.replicas.set_max_lag(value as u32),
+            _ => {}
+        }
         self.tunables
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -507,6 +521,16 @@ pub struct ClientState {
     /// batch of that one command by the batch's time. Refused, queued and
     /// timed commands leave it unset.
     pub untimed: bool,
+    /// Set by the command running now when it changed something (see
+    /// `cmd::propagate`).
+    pub dirty: std::cell::Cell<bool>,
+    /// What the command running now propagates to replicas.
+    pub propagation: crate::cmd::propagate::Pending,
+    /// The port this connection said it listens on as a replica
+    /// (`REPLCONF listening-port`).
+    pub replica_port: u16,
+    /// This connection is an attached replica (`SYNC`/`PSYNC`).
+    pub replica: bool,
 }
 
 impl ClientState {
@@ -532,6 +556,10 @@ impl ClientState {
             last_change: Default::default(),
             absent_keys: Default::default(),
             untimed: false,
+            dirty: Default::default(),
+            propagation: Default::default(),
+            replica_port: 0,
+            replica: false,
         }
     }
 
@@ -569,7 +597,7 @@ impl ClientState {
     /// Drops the mailbox once nothing posts to it (no subscription, not
     /// monitoring), after moving what it holds into `out`.
     pub fn release_mailbox(&mut self, out: &mut bytes::BytesMut) {
-        if self.pubsub.is_some() || self.info.monitoring.load(Ordering::Relaxed) {
+        if self.pubsub.is_some() || self.info.monitoring.load(Ordering::Relaxed) || self.replica {
             return;
         }
         if let Some(mailbox) = self.mailbox.take() {

@@ -205,6 +205,7 @@ pub async fn bpop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, end: End) -> Flow {
     };
     let looked = pop_first(ctx, &keys, end, 1, retry).await;
     finish(ctx, looked, null_array, |ctx, (at, popped)| {
+        super::list::pop::propagate_pop(ctx, end, &keys[at], None);
         reply::array(ctx.out, 2);
         reply::bulk(ctx.out, &keys[at]);
         reply::bulk(ctx.out, &popped[0]);
@@ -214,6 +215,7 @@ pub async fn bpop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, end: End) -> Flow {
 /// `BLMOVE source destination LEFT|RIGHT LEFT|RIGHT timeout` and
 /// `BRPOPLPUSH source destination timeout` (`ends` given): the element.
 pub async fn blmove(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, ends: Option<(End, End)>) -> Flow {
+    let rpoplpush = ends.is_some();
     let ends = match ends.or_else(|| parse_ends(args, 3)) {
         Some(ends) => ends,
         None => return error(ctx, super::SYNTAX_ERROR),
@@ -232,7 +234,16 @@ pub async fn blmove(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, ends: Option<(End, E
         ctx,
         looked,
         |ctx| ctx.null(),
-        |ctx, e| reply_moved(ctx, Ok(Some(e))),
+        |ctx, e| {
+            // As the move it came to (Redis's `blmoveGenericCommand`).
+            if rpoplpush {
+                ctx.propagate_as(&[b"RPOPLPUSH", args.get(1), args.get(2)]);
+            } else {
+                let argv: Vec<&[u8]> = (1..5).map(|i| args.get(i)).collect();
+                ctx.propagate_as(&[&[&b"LMOVE"[..]][..], &argv].concat());
+            }
+            reply_moved(ctx, Ok(Some(e)))
+        },
     )
 }
 
@@ -251,6 +262,7 @@ pub async fn blmpop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     };
     let looked = pop_first(ctx, &keys, end, count, retry).await;
     finish(ctx, looked, null_array, |ctx, (at, popped)| {
+        super::list::pop::propagate_pop(ctx, end, &keys[at], Some(popped.len()));
         reply_mpop(ctx, &keys[at], &popped)
     })
 }
@@ -267,6 +279,7 @@ pub async fn bzpop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, max: bool) -> Flow {
     };
     let looked = zpop_first(ctx, &keys, max, 1, retry).await;
     finish(ctx, looked, null_array, |ctx, (at, popped)| {
+        super::zset::write::propagate_pop(ctx, max, &keys[at], None);
         let proto = ctx.proto();
         let (member, score) = &popped[0];
         reply::array(ctx.out, 3);
@@ -291,6 +304,7 @@ pub async fn bzmpop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     };
     let looked = zpop_first(ctx, &keys, max, count, retry).await;
     finish(ctx, looked, null_array, |ctx, (at, popped)| {
+        super::zset::write::propagate_pop(ctx, max, &keys[at], Some(popped.len()));
         zset_reply_mpop(ctx, &keys[at], &popped)
     })
 }

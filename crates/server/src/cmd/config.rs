@@ -78,6 +78,14 @@ const TUNABLES: &[(&str, &str, i64, Range)] = &[
     ("hll-sparse-max-bytes", "hll-sparse-max-bytes", SPARSE_MAX_BYTES, Range::Memory),
     ("busy-reply-threshold", "busy-reply-threshold", 5000, Range::Int(0, i64::MAX)),
     ("lua-time-limit", "busy-reply-threshold", 5000, Range::Int(0, i64::MAX)),
+    // Read when the first replica attaches (`crate::replication`).
+    ("repl-ping-replica-period", "repl-ping-replica-period", 10, Range::Int(1, i32::MAX as i64)),
+    ("repl-ping-slave-period", "repl-ping-replica-period", 10, Range::Int(1, i32::MAX as i64)),
+    // Writes are refused (`NOREPLICAS`) with fewer good replicas.
+    ("min-replicas-to-write", "min-replicas-to-write", 0, Range::Int(0, i32::MAX as i64)),
+    ("min-slaves-to-write", "min-replicas-to-write", 0, Range::Int(0, i32::MAX as i64)),
+    ("min-replicas-max-lag", "min-replicas-max-lag", 10, Range::Int(0, i32::MAX as i64)),
+    ("min-slaves-max-lag", "min-replicas-max-lag", 10, Range::Int(0, i32::MAX as i64)),
 ];
 
 /// The values an encoding threshold accepts.

@@ -51,6 +51,7 @@ pub async fn restore(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Some(ttl) if absttl => Ok(Some(ttl as u64)),
         Some(ttl) => Ok(Some(now.saturating_add(ttl as u64))),
     };
+    let at = expires_at.as_ref().ok().copied().flatten();
     let max = ctx.server.config.limits.max_bulk_len;
     let value = expires_at.and_then(|at| {
         rdb::restore(args.get(3), max)
@@ -80,6 +81,7 @@ pub async fn restore(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             Ok(event) => {
                 if let Some(event) = event {
                     ctx.notify(class::GENERIC, event, args.get(1));
+                    propagate_restore(args, ctx, event, at.filter(|_| !absttl));
                 }
                 reply::ok(ctx.out)
             }
@@ -88,6 +90,25 @@ pub async fn restore(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Err(e) => ctx.engine_error(&e),
     }
     Flow::Continue
+}
+
+/// A `RESTORE` that deleted its key propagates as `DEL`; one with a
+/// relative TTL, with the absolute time and `ABSTTL` appended (Redis's
+/// `restoreCommand`).
+/// `relative_at` is the absolute time of a relative TTL.
+fn propagate_restore(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, event: &str, relative_at: Option<u64>) {
+    if event == "del" {
+        ctx.propagate_as(&[b"DEL", args.get(1)]);
+        return;
+    }
+    let Some(at) = relative_at else {
+        return;
+    };
+    let at = at.to_string();
+    let mut argv: Vec<&[u8]> = (0..args.len()).map(|i| args.get(i)).collect();
+    argv[2] = at.as_bytes();
+    argv.push(b"ABSTTL");
+    ctx.propagate_as(&argv);
 }
 
 /// `REPLACE` and `ABSTTL`; `IDLETIME` and `FREQ` checked as Redis checks

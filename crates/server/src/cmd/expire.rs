@@ -115,6 +115,16 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, unit: Unit, absolute: b
                     "expire"
                 };
                 ctx.notify(class::GENERIC, event, args.get(1));
+                // As `PEXPIREAT` with the absolute time (options kept),
+                // or `DEL`.
+                if event == "del" {
+                    ctx.propagate_as(&[b"DEL", args.get(1)]);
+                } else {
+                    let at = when.to_string();
+                    let mut argv: Vec<&[u8]> = vec![b"PEXPIREAT", args.get(1), at.as_bytes()];
+                    argv.extend((3..args.len()).map(|i| args.get(i)));
+                    ctx.propagate_as(&argv);
+                }
             }
             reply::integer(ctx.out, n)
         }

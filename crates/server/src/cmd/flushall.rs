@@ -11,7 +11,11 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         return Flow::Continue;
     }
     match ctx.session.flush_all().await {
-        Ok(()) => reply::ok(ctx.out),
+        Ok(()) => {
+            // Propagated even when there was nothing to flush, as in Redis.
+            ctx.mark_dirty();
+            reply::ok(ctx.out)
+        }
         Err(e) => ctx.engine_error(&e),
     }
     Flow::Continue

@@ -18,6 +18,7 @@ pub async fn getset(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     match ctx.session.set(args.bytes(1), args.bytes(2), opts).await {
         Ok(outcome) => {
             ctx.notify(class::STRING, "set", args.get(1));
+            ctx.propagate_as(&[b"SET", args.get(1), args.get(2)]);
             ctx.bulk_or_null(outcome.old.as_ref().map(|e| &e.value[..]))
         }
         Err(e) => ctx.engine_error(&e),
@@ -35,6 +36,7 @@ pub async fn getdel(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Ok(v) => {
             if v.is_some() {
                 ctx.notify(class::GENERIC, "del", args.get(1));
+                ctx.propagate_as(&[b"DEL", args.get(1)]);
             }
             ctx.bulk_or_null(v.as_deref())
         }
@@ -88,6 +90,15 @@ pub async fn getex(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Ok(found) => {
             if let Some((_, Some((class, event)))) = &found {
                 ctx.notify(*class, event, args.get(1));
+                // Never propagated as sent (Redis's `getexCommand`).
+                let key = args.get(1);
+                match (*event, at) {
+                    ("expire", Some(at)) => {
+                        ctx.propagate_as(&[b"PEXPIREAT", key, at.to_string().as_bytes()])
+                    }
+                    ("persist", _) => ctx.propagate_as(&[b"PERSIST", key]),
+                    _ => ctx.propagate_as(&[b"DEL", key]),
+                }
             }
             ctx.bulk_or_null(found.as_ref().map(|(v, _)| &v[..]))
         }

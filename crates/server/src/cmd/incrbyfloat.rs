@@ -41,6 +41,8 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     match r {
         Ok(Ok(sum)) => {
             ctx.notify(class::STRING, "incrbyfloat", args.get(1));
+            // The sum, as `SET`: float formatting may differ on a replica.
+            ctx.propagate_as(&[b"SET", args.get(1), &sum[..], b"KEEPTTL"]);
             // Redis stores the sum as a string object, never `int`.
             if let Some(fp) = crate::state::hint_fingerprint(&sum) {
                 ctx.server.encodings.note(args.get(1), fp, "embstr");

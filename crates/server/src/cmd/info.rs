@@ -167,8 +167,21 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
                 }
             }
             "replication" => {
-                // No replication: a master without replicas, offset 0.
-                t.push_str("# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\nmaster_repl_offset:0\r\nsecond_repl_offset:-1\r\nrepl_backlog_active:0\r\n");
+                // A primary, with the replicas attached now (no backlog).
+                let replicas = ctx.server.replicas.list();
+                let offset = ctx.server.replicas.offset();
+                t.push_str("# Replication\r\nrole:master\r\n");
+                t.push_str(&format!("connected_slaves:{}\r\n", replicas.len()));
+                for (i, r) in replicas.iter().enumerate() {
+                    t.push_str(&format!(
+                        "slave{i}:ip={},port={},state=online,offset={},lag=0\r\n",
+                        r.ip, r.port, r.acked
+                    ));
+                }
+                t.push_str(&format!(
+                    "master_failover_state:no-failover\r\nmaster_replid:{}\r\nmaster_replid2:0000000000000000000000000000000000000000\r\nmaster_repl_offset:{offset}\r\nsecond_repl_offset:-1\r\nrepl_backlog_active:0\r\n",
+                    ctx.server.replicas.replid()
+                ));
             }
             "keyspace" => {
                 t.push_str("# Keyspace\r\n");

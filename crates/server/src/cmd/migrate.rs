@@ -247,7 +247,11 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
                 })
                 .await;
             match deleted {
-                Ok(m) if m.result => ctx.notify(class::GENERIC, "del", key),
+                Ok(m) if m.result => {
+                    ctx.notify(class::GENERIC, "del", key);
+                    // Replicas delete what moved; they do not migrate it again.
+                    ctx.propagate_as(&[b"DEL", key]);
+                }
                 Ok(_) => {}
                 Err(e) => {
                     ctx.engine_error(&e);

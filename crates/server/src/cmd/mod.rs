@@ -84,6 +84,7 @@ mod slowlog;
 mod sort;
 pub mod stream;
 mod subcommand;
+pub mod propagate;
 mod table;
 mod time;
 mod ttl;
@@ -229,6 +230,8 @@ impl Ctx<'_, '_> {
     /// `ClientState::absent_keys`).
     #[inline]
     pub fn notify(&self, class: u32, event: &str, key: &[u8]) {
+        // Every change raises an event: replication propagates on it.
+        self.client.dirty.set(true);
         if self.server.keyspace_events.flags() == 0 {
             return;
         }
@@ -315,6 +318,9 @@ pub const REDIS_VERSION: &str = "7.0.15";
 pub fn arity_error(cmd: &str) -> String {
     format!("ERR wrong number of arguments for '{cmd}' command")
 }
+
+/// Redis's reply to a write with too few good replicas.
+const NOREPLICAS: &str = "NOREPLICAS Not enough good replicas to write.";
 
 /// Redis's reply for an out-of-range expire time of `cmd`.
 pub fn invalid_expire(cmd: &str) -> String {
@@ -403,6 +409,10 @@ async fn run_command(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         );
         return Flow::Continue;
     }
+    if ctx.server.replicas.refuse_writes() && propagate::needs_good_replicas(spec, ctx) {
+        reject(ctx, Some(index), NOREPLICAS);
+        return Flow::Continue;
+    }
     if ctx.client.tx.is_some() && !multi::runs_in_multi(spec.cmd) {
         return multi::queue(args, ctx);
     }
@@ -418,6 +428,19 @@ async fn run_command(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     if track_new {
         note_absent_keys(spec, args, ctx).await;
     }
+    // Replicas attached: a write holds the stream's order while it runs
+    // and is fed (inside EXEC or a script the gate is held alone).
+    let server = ctx.server;
+    let feeding = server.replicas.any() && propagate::may_propagate(spec);
+    let _order = if feeding {
+        propagate::before(ctx);
+        match ctx.client.in_exec {
+            false => Some(server.replicas.order().await),
+            true => None,
+        }
+    } else {
+        None
+    };
     let flow = match spec.cmd {
         Cmd::Ping => ping::run(args, ctx).await,
         Cmd::Echo => echo::run(args, ctx).await,
@@ -492,6 +515,10 @@ async fn run_command(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Cmd::Cluster => cluster::run(args, ctx).await,
         Cmd::Role => replication::role(args, ctx).await,
         Cmd::Wait => replication::wait(args, ctx).await,
+        Cmd::Sync => replication::sync(args, ctx, false).await,
+        Cmd::PSync => replication::sync(args, ctx, true).await,
+        Cmd::ReplConf => replication::replconf(args, ctx).await,
+        Cmd::ReplicaOf => replication::replicaof(args, ctx).await,
         Cmd::Lolwut => lolwut::run(args, ctx).await,
         Cmd::BgRewriteAof => save::bgrewriteaof(args, ctx).await,
         Cmd::SwapDb => select::swapdb(args, ctx).await,
@@ -680,6 +707,9 @@ async fn run_command(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     };
     if track_new {
         ctx.client.absent_keys.get_mut().clear();
+    }
+    if feeding {
+        propagate::after(args, ctx, flow);
     }
     match timed_from {
         Some(from) if flow != Flow::Block => {

@@ -39,6 +39,15 @@ pub struct Transaction {
 }
 
 impl Transaction {
+    /// Whether a write command is queued.
+    pub fn has_write(&self) -> bool {
+        self.commands.iter().any(|&(first, _)| {
+            let (start, end) = self.ranges[first];
+            super::lookup_index(&self.buf[start..end])
+                .is_some_and(|i| super::COMMANDS[i].flags.contains(&"write"))
+        })
+    }
+
     /// Marks the transaction as failed to queue.
     pub fn abort(&mut self) {
         self.aborted = true;
@@ -149,12 +158,14 @@ pub async fn exec(_args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         reply::array(ctx.out, tx.commands.len());
         // Blocking commands answer at once inside EXEC, as in Redis.
         ctx.client.in_exec = true;
+        let block = super::propagate::open_block(ctx);
         for &(first, end) in &tx.commands {
             let args = Args::new(&tx.buf, &tx.ranges[first..end]);
             // Boxed: `execute` runs `exec`. Never `QUIT` (not queued) and
             // never a block (`in_exec`), so the flow is always to continue.
             Box::pin(super::execute(&args, ctx)).await;
         }
+        super::propagate::close_block(ctx, block);
         ctx.client.in_exec = false;
     }
     drop(alone);

@@ -137,6 +137,9 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     let r = ctx.session.set(key, value, opts).await;
     if r.as_ref().is_ok_and(|outcome| outcome.applied) {
         notify_set(ctx, args.get(1), has_expiry);
+        if let SetExpiry::At(at) = expiry {
+            propagate_with_pxat(ctx, args.get(1), args.get(2), at);
+        }
     }
     match r {
         Ok(outcome) if opts.return_old => {
@@ -189,11 +192,18 @@ pub async fn setex(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, unit: Unit) -> Flow {
     match ctx.session.set(key, value, opts).await {
         Ok(_) => {
             notify_set(ctx, args.get(1), true);
+            propagate_with_pxat(ctx, args.get(1), args.get(3), at);
             reply::ok(ctx.out)
         }
         Err(e) => ctx.engine_error(&e),
     }
     Flow::Continue
+}
+
+/// A `SET` with an expiry, `SETEX` and `PSETEX` propagate as `SET key
+/// value PXAT ms` (Redis 7.0: replicas get absolute times).
+fn propagate_with_pxat(ctx: &mut Ctx<'_, '_>, key: &[u8], value: &[u8], at: u64) {
+    ctx.propagate_as(&[b"SET", key, value, b"PXAT", at.to_string().as_bytes()]);
 }
 
 /// The events of a `SET` that applied: `set`, then `expire` when it gave
@@ -216,6 +226,8 @@ pub fn is_plain(args: &Args<'_>, ctx: &Ctx<'_, '_>) -> bool {
         && args.get(1).len() <= ctx.server.config.limits.max_key_len
         // `new` events need each key looked up first (`note_absent_keys`).
         && !ctx.server.keyspace_events.wants(class::NEW)
+        // Replicas are fed command by command.
+        && !ctx.server.replicas.any()
 }
 
 /// Runs consecutive plain `SET key value` requests of one pipelined batch

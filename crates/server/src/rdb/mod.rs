@@ -11,13 +11,15 @@
 //!   strings, the three stream layouts (`stream.rs`). Module values and
 //!   hashes with field expiry (Redis 7.4) are refused with an error that
 //!   names them.
-//! - Writing ([`dump`]) uses RDB's plain types, which every Redis since
-//!   4.0 loads (`write.rs`), and stamps RDB version 8, the oldest whose
-//!   loader knows them all; a stream is written as Redis 7.0 writes it,
-//!   stamped 10.
+//! - Writing ([`dump`]) uses RDB's plain types (`write.rs`) and stamps
+//!   RDB version 10, as Redis 7.0 stamps every payload: a string's
+//!   payload is Redis 7.0's byte for byte. A stream is written as Redis
+//!   7.0 writes it. (Like Redis 7.0's, these payloads do not restore into
+//!   a Redis older than 7.0, which refuses versions past its own.)
 //!
-//! Not here: the RDB file format (headers, databases, aux fields): a
-//! payload is one value.
+//! `file.rs` writes a whole RDB file (header, database 0, end mark), for a
+//! replica's full synchronisation (`crate::replication`); files are not
+//! read here.
 //!
 //! ```
 //! use bytes::Bytes;
@@ -37,10 +39,13 @@
 //! ```
 
 mod blob;
+mod file;
 mod lzf;
 mod read;
 mod stream;
 mod write;
+
+pub use file::file;
 
 use crate::hash::Hash;
 use crate::list::List;
@@ -51,10 +56,11 @@ use bytes::Bytes;
 use std::fmt;
 use tiercache_engine::ValueKind;
 
-/// The version [`dump`] stamps: RDB 8 (Redis 4.0) is the first to know
-/// `ZSET_2`, the newest type written here for a string, list, set, sorted
-/// set or hash.
-pub const DUMP_VERSION: u16 = 8;
+/// The version [`dump`] stamps: Redis 7.0's `RDB_VERSION`. (Until session
+/// 43 it was 8, the oldest that knows every type written here, so payloads
+/// restored into Redis 4 to 6 too; Redis's own tests expect 7.0's bytes,
+/// e.g. in the replication stream's `RESTORE`.)
+pub const DUMP_VERSION: u16 = 10;
 
 /// The version [`dump`] stamps on a stream: RDB 10 (Redis 7.0), the first
 /// with `STREAM_LISTPACKS_2`.

@@ -66,9 +66,19 @@ pub async fn lmpop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             let proto = ctx.proto();
             reply::null_array(ctx.out, proto)
         }
-        Ok(Some((at, popped))) => reply_mpop(ctx, &keys[at], &popped),
+        Ok(Some((at, popped))) => {
+            propagate_pop(ctx, end, &keys[at], Some(popped.len()));
+            reply_mpop(ctx, &keys[at], &popped)
+        }
     }
     Flow::Continue
+}
+
+/// What a pop from the first non-empty list propagates: `LPOP`/`RPOP`
+/// of that key, with how many it popped when `count` is given.
+pub fn propagate_pop(ctx: &mut Ctx<'_, '_>, end: End, key: &[u8], count: Option<usize>) {
+    let name: &[u8] = if end == End::Left { b"LPOP" } else { b"RPOP" };
+    crate::cmd::propagate::propagate_pop(ctx, name, key, count);
 }
 
 /// The events of a pop from `end` of `key` just made by [`pop_first`]:

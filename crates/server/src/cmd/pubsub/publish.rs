@@ -9,5 +9,8 @@ use crate::resp::reply;
 pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, shard: bool) -> Flow {
     let receivers = ctx.server.pubsub.publish(args.get(1), args.get(2), shard);
     reply::integer(ctx.out, receivers as i64);
+    // Replicas get every message, for their own subscribers (Redis's
+    // `forceCommandPropagation`).
+    ctx.mark_dirty();
     Flow::Continue
 }

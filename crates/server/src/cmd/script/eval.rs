@@ -101,6 +101,8 @@ pub async fn eval(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, by_sha: bool, read_onl
     let was_in_script = std::mem::replace(&mut ctx.client.in_script, true);
     let client_proto = ctx.client.proto;
     ctx.server.scripts.start_run();
+    // Its writes reach replicas as one block (Redis 7's effects replication).
+    let block = crate::cmd::propagate::open_block(ctx);
     if let Err(msg) = ctx.server.scripts.send(Job::Run(job)) {
         ctx.error(&msg);
     } else {
@@ -122,6 +124,7 @@ pub async fn eval(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, by_sha: bool, read_onl
             }
         }
     }
+    crate::cmd::propagate::close_block(ctx, block);
     ctx.server.scripts.end_run();
     ctx.client.proto = client_proto;
     ctx.client.in_exec = nested;

@@ -126,6 +126,19 @@ pub async fn smove(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     Flow::Continue
 }
 
+/// What `SPOP` propagates (Redis's `spopCommand` and
+/// `spopWithCountCommand`): its picks are random, so replicas get the
+/// members as one `SREM` each, or `DEL` when a count took them all.
+fn propagate_spop(ctx: &mut Ctx<'_, '_>, key: &[u8], popped: &[Bytes], took_all: bool) {
+    if took_all {
+        ctx.propagate_as(&[b"DEL", key]);
+        return;
+    }
+    for m in popped {
+        ctx.propagate_as(&[b"SREM", key, m]);
+    }
+}
+
 /// `SPOP key [count]`: removes and replies one random member (or null),
 /// or with a count a set of up to that many.
 pub async fn spop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
@@ -143,9 +156,10 @@ pub async fn spop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     let r = collection::modify::<Set, _>(ctx, args.get(1), |s| {
         let n = count.unwrap_or(1).min(s.len() as u64) as usize;
         if n == 0 {
-            return Ok((Vec::new(), false));
+            return Ok(((Vec::new(), false), false));
         }
-        let popped: Vec<Bytes> = if n == s.len() {
+        let all = n == s.len();
+        let popped: Vec<Bytes> = if all {
             let all = s.iter_bytes().collect();
             s.retain(|_| false);
             all
@@ -171,10 +185,14 @@ pub async fn spop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             });
             popped
         };
-        Ok((popped, true))
+        Ok(((popped, all), true))
     })
     .await;
     collection::notify_change(ctx, class::SET, "spop", args.get(1));
+    if let Ok((popped, all)) = &r {
+        propagate_spop(ctx, args.get(1), popped, *all && count.is_some());
+    }
+    let r = r.map(|(popped, _)| popped);
     match (r, count) {
         (Err(msg), _) => ctx.error(&msg),
         (Ok(popped), None) => ctx.bulk_or_null(popped.first().map(|m| &m[..])),

@@ -174,14 +174,32 @@ pub async fn xadd(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         if let Some(t) = parsed.trim {
             trimmed = s.trim(t).map_err(corrupt)?;
         }
-        Ok((Some((id, trimmed > 0)), true))
+        Ok((Some((id, trimmed > 0, exact_trim(parsed.trim, s))), true))
     })
     .await;
     match r {
-        Ok(Some((id, trimmed))) => {
+        Ok(Some((id, trimmed, exact))) => {
             ctx.notify(class::STREAM, "xadd", args.get(1));
             if trimmed {
                 ctx.notify(class::STREAM, "xtrim", args.get(1));
+            }
+            let id_given = matches!(parsed.id, Some((_, Sequence::Given)));
+            if !id_given || exact.is_some() {
+                // Redis's `xaddCommand`: the ID made here, and a `~` trim
+                // as the exact one it came to.
+                let id = id.to_string();
+                let mut argv: Vec<&[u8]> = vec![b"XADD", args.get(1)];
+                if parsed.no_mkstream {
+                    argv.push(b"NOMKSTREAM");
+                }
+                let trim = exact.as_ref().map(|(by, at)| [by.as_bytes(), b"=", at.as_bytes()]);
+                match &trim {
+                    Some(t) => argv.extend(t),
+                    None => argv.extend((2..parsed.id_at).map(|i| args.get(i))),
+                }
+                argv.push(id.as_bytes());
+                argv.extend((fields_at..args.len()).map(|i| args.get(i)));
+                ctx.propagate_as(&argv);
             }
             reply_id(ctx.out, id)
         }
@@ -189,6 +207,17 @@ pub async fn xadd(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Err(msg) => ctx.error(&msg),
     }
     Flow::Continue
+}
+
+/// An approximate (`~`) trim as the exact one it came to on `s` (Redis's
+/// `streamRewriteTrimArgument`): `MAXLEN` the length left, `MINID` the
+/// first ID left. `None` for an exact trim or none.
+fn exact_trim(trim: Option<Trim>, s: &Stream) -> Option<(&'static str, String)> {
+    match trim? {
+        Trim { approx: false, .. } => None,
+        Trim { by: TrimBy::MaxLen(_), .. } => Some(("MAXLEN", s.len().to_string())),
+        Trim { by: TrimBy::MinId(_), .. } => Some(("MINID", s.first_id().to_string())),
+    }
 }
 
 /// `XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT count]`: how many
@@ -202,15 +231,26 @@ pub async fn xtrim(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             return Flow::Continue;
         }
     };
+    // What a `~` trim came to, for replicas.
+    let mut exact = None;
+    let xtrim_as = &mut exact;
     let r = modify(ctx, args.get(1), |s| match s {
         None => Ok((0, false)),
         Some(s) => {
             let removed = s.trim(trim).map_err(corrupt)?;
+            if removed > 0 {
+                if let Some((by, at)) = exact_trim(Some(trim), s) {
+                    *xtrim_as = Some((by, at));
+                }
+            }
             Ok((removed, removed > 0))
         }
     })
     .await;
     collection::notify_change(ctx, class::STREAM, "xtrim", args.get(1));
+    if let Some((by, at)) = exact {
+        ctx.propagate_as(&[b"XTRIM", args.get(1), by.as_bytes(), b"=", at.as_bytes()]);
+    }
     reply_count(ctx, r);
     Flow::Continue
 }

@@ -330,9 +330,20 @@ pub async fn zmpop(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             let proto = ctx.proto();
             reply::null_array(ctx.out, proto)
         }
-        Ok(Some((at, popped))) => reply_mpop(ctx, &keys[at], &popped),
+        Ok(Some((at, popped))) => {
+            propagate_pop(ctx, max, &keys[at], Some(popped.len()));
+            reply_mpop(ctx, &keys[at], &popped)
+        }
     }
     Flow::Continue
+}
+
+/// What a pop from the first non-empty sorted set propagates:
+/// `ZPOPMIN`/`ZPOPMAX` of that key, with how many it popped when `count`
+/// is given.
+pub fn propagate_pop(ctx: &mut Ctx<'_, '_>, max: bool, key: &[u8], count: Option<usize>) {
+    let name: &[u8] = if max { b"ZPOPMAX" } else { b"ZPOPMIN" };
+    crate::cmd::propagate::propagate_pop(ctx, name, key, count);
 }
 
 /// `[key, [[member, score], ...]]`, `ZMPOP`'s reply (nested pairs in

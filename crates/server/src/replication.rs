@@ -1,0 +1,346 @@
+//! The primary's side of Redis replication: the connections that asked
+//! for the replication stream (`SYNC`, `PSYNC`) and the stream itself.
+//!
+//! A replica gets a snapshot of the data as an RDB file (`rdb::file`),
+//! then every write that changed something, in the form Redis 7.0
+//! propagates it: relative expiries as absolute ones (`SET .. PXAT`,
+//! `PEXPIREAT`, `RESTORE .. ABSTTL`), `GETDEL` as `DEL`, `INCRBYFLOAT` as
+//! `SET .. KEEPTTL`, a transaction or script as `MULTI` .. `EXEC` around
+//! the writes it made. A real Redis replica (`REPLICAOF`) follows it, and
+//! so does Redis's test harness (`attach_to_replication_stream`).
+//!
+//! Ordering: while a replica is attached, each write command holds
+//! [`Replicas::order`] from before it runs until its propagated form is
+//! posted, so two connections writing the same key on two threads are fed
+//! in the order they wrote. Transactions and scripts run alone (the
+//! engine's gate) and post their block at the end. With no replica, a
+//! command pays one atomic load.
+//!
+//! Not here: partial resynchronisation (every `PSYNC` is a full one, there
+//! is no backlog), acting as a replica (`REPLICAOF host port` is refused),
+//! and `DEL`s for keys the engine expires or evicts on its own: replicas
+//! get absolute expiry times and expire keys by them.
+
+use crate::pubsub::Mailbox;
+use bytes::{BufMut, Bytes, BytesMut};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::time::Instant;
+use std::sync::{Arc, Mutex};
+
+/// One attached replica.
+#[derive(Debug)]
+struct Replica {
+    client: u64,
+    addr: String,
+    /// The port it listens on (`REPLCONF listening-port`), 0 if not said.
+    port: u16,
+    mailbox: Arc<Mailbox>,
+    /// The offset it acknowledged last (`REPLCONF ACK`).
+    acked: Arc<AtomicU64>,
+    /// When it attached or acknowledged last.
+    heard: Mutex<Instant>,
+}
+
+/// The replicas attached now and the stream they are fed.
+#[derive(Debug)]
+pub struct Replicas {
+    count: AtomicUsize,
+    list: Mutex<Vec<Replica>>,
+    /// Held by a write command from before it runs until its effect is
+    /// posted (see the module doc).
+    order: tokio::sync::Mutex<()>,
+    /// Bytes of stream produced since start (`master_repl_offset`).
+    offset: AtomicU64,
+    /// `master_replid`: 40 hex digits, new at each start.
+    replid: String,
+    /// Whether the periodic `PING` task runs.
+    pinging: std::sync::atomic::AtomicBool,
+    /// `min-replicas-to-write` (0: off).
+    min_to_write: AtomicU32,
+    /// `min-replicas-max-lag`, seconds (0: off).
+    max_lag: AtomicU32,
+}
+
+impl Default for Replicas {
+    fn default() -> Self {
+        Replicas {
+            count: AtomicUsize::new(0),
+            list: Mutex::new(Vec::new()),
+            order: tokio::sync::Mutex::new(()),
+            offset: AtomicU64::new(0),
+            replid: new_replid(),
+            pinging: Default::default(),
+            min_to_write: AtomicU32::new(0),
+            max_lag: AtomicU32::new(10),
+        }
+    }
+}
+
+/// A random 40-hex-digit replication id, as Redis's `changeReplicationId`.
+fn new_replid() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut id = String::with_capacity(40);
+    while id.len() < 40 {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos()),
+        );
+        id.push_str(&format!("{:016x}", h.finish()));
+    }
+    id.truncate(40);
+    id
+}
+
+/// What `ROLE` and `INFO replication` show of a replica.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReplicaInfo {
+    /// Its address as seen from here, without the port.
+    pub ip: String,
+    /// The port it said it listens on.
+    pub port: u16,
+    /// The offset it acknowledged last.
+    pub acked: u64,
+}
+
+impl Replicas {
+    /// True when at least one replica is attached.
+    #[inline]
+    pub fn any(&self) -> bool {
+        self.count.load(Ordering::Relaxed) > 0
+    }
+
+    /// `master_replid`.
+    pub fn replid(&self) -> &str {
+        &self.replid
+    }
+
+    /// `master_repl_offset`: the bytes of stream produced so far.
+    pub fn offset(&self) -> u64 {
+        self.offset.load(Ordering::Relaxed)
+    }
+
+    /// The lock a write command holds while it runs and is fed.
+    pub async fn order(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.order.lock().await
+    }
+
+    /// Attaches `client`, which already has its snapshot in its output;
+    /// the stream starts with `SELECT 0`, as Redis's does for a replica
+    /// that has none selected. Returns whether the `PING` task must be
+    /// started (the first attach).
+    pub fn attach(&self, client: u64, addr: &str, port: u16, mailbox: Arc<Mailbox>) -> bool {
+        let select = encode_command(&[b"SELECT", b"0"]);
+        mailbox.post_encoded(select);
+        let mut list = self.list.lock().unwrap_or_else(|e| e.into_inner());
+        list.retain(|r| r.client != client);
+        list.push(Replica {
+            client,
+            addr: addr.to_owned(),
+            port,
+            mailbox,
+            acked: Arc::new(AtomicU64::new(0)),
+            heard: Mutex::new(Instant::now()),
+        });
+        self.count.store(list.len(), Ordering::Relaxed);
+        !self.pinging.swap(true, Ordering::Relaxed)
+    }
+
+    /// Detaches `client` (its connection closed, or `RESET`); true if it
+    /// was a replica.
+    pub fn detach(&self, client: u64) -> bool {
+        let mut list = self.list.lock().unwrap_or_else(|e| e.into_inner());
+        let before = list.len();
+        list.retain(|r| r.client != client);
+        self.count.store(list.len(), Ordering::Relaxed);
+        list.len() != before
+    }
+
+    /// Whether `client` is an attached replica.
+    pub fn is_replica(&self, client: u64) -> bool {
+        self.list
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .any(|r| r.client == client)
+    }
+
+    /// Records a replica's `REPLCONF ACK offset`.
+    pub fn set_ack(&self, client: u64, offset: u64) {
+        for r in self.list.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+            if r.client == client {
+                r.acked.fetch_max(offset, Ordering::Relaxed);
+                *r.heard.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+            }
+        }
+    }
+
+    /// The attached replicas.
+    pub fn list(&self) -> Vec<ReplicaInfo> {
+        self.list
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .map(|r| ReplicaInfo {
+                ip: ip_of(&r.addr),
+                port: r.port,
+                acked: r.acked.load(Ordering::Relaxed),
+            })
+            .collect()
+    }
+
+    /// How many replicas acknowledged `offset` or beyond.
+    pub fn acked_at_least(&self, offset: u64) -> usize {
+        self.list
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter(|r| r.acked.load(Ordering::Relaxed) >= offset)
+            .count()
+    }
+
+    /// `min-replicas-to-write`.
+    pub fn set_min_to_write(&self, n: u32) {
+        self.min_to_write.store(n, Ordering::Relaxed);
+    }
+
+    /// `min-replicas-max-lag`.
+    pub fn set_max_lag(&self, seconds: u32) {
+        self.max_lag.store(seconds, Ordering::Relaxed);
+    }
+
+    /// Whether writes are refused now (Redis's `NOREPLICAS`): with
+    /// `min-replicas-to-write` and `min-replicas-max-lag` both set, fewer
+    /// replicas than the first were heard from within the second. One
+    /// atomic load while it is off.
+    #[inline]
+    pub fn refuse_writes(&self) -> bool {
+        let min = self.min_to_write.load(Ordering::Relaxed);
+        min > 0 && self.good_replicas() < min as usize
+    }
+
+    #[cold]
+    fn good_replicas(&self) -> usize {
+        let lag = self.max_lag.load(Ordering::Relaxed);
+        if lag == 0 {
+            return usize::MAX;
+        }
+        let lag = std::time::Duration::from_secs(u64::from(lag));
+        self.list
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter(|r| r.heard.lock().unwrap_or_else(|e| e.into_inner()).elapsed() <= lag)
+            .count()
+    }
+
+    /// Feeds encoded commands (one or several, whole) to every replica.
+    pub fn feed(&self, stream: Bytes) {
+        let list = self.list.lock().unwrap_or_else(|e| e.into_inner());
+        self.offset.fetch_add(stream.len() as u64, Ordering::Relaxed);
+        for r in list.iter() {
+            r.mailbox.post_encoded(stream.clone());
+        }
+    }
+
+    /// Feeds one command.
+    pub fn feed_command(&self, argv: &[&[u8]]) {
+        self.feed(encode_command(argv));
+    }
+
+    /// Every `period`, while replicas are attached, a `PING` in the
+    /// stream, as Redis's `repl-ping-replica-period` (a replica hearing
+    /// nothing for `repl-timeout` disconnects). Ends when the last replica
+    /// detaches.
+    pub async fn ping_while_attached(self: Arc<Self>, period: std::time::Duration)
+    where
+        Self: Send + Sync,
+    {
+        loop {
+            tokio::time::sleep(period).await;
+            if !self.any() {
+                self.pinging.store(false, Ordering::Relaxed);
+                // A replica attaching between the check and the store
+                // found `pinging` still set: keep going for it.
+                if !self.any() || self.pinging.swap(true, Ordering::Relaxed) {
+                    return;
+                }
+            }
+            self.feed_command(&[b"PING"]);
+        }
+    }
+}
+
+/// The address without its port (`127.0.0.1:5000` → `127.0.0.1`).
+fn ip_of(addr: &str) -> String {
+    match addr.rsplit_once(':') {
+        Some((ip, _)) => ip.trim_start_matches('[').trim_end_matches(']').to_owned(),
+        None => addr.to_owned(),
+    }
+}
+
+/// A command as a RESP array of bulk strings.
+///
+/// ```
+/// use tiercache_server::replication::encode_command;
+/// assert_eq!(&encode_command(&[b"DEL", b"k"])[..], b"*2\r\n$3\r\nDEL\r\n$1\r\nk\r\n");
+/// ```
+pub fn encode_command(argv: &[&[u8]]) -> Bytes {
+    let mut out = BytesMut::with_capacity(16 + argv.iter().map(|a| a.len() + 16).sum::<usize>());
+    append_command(&mut out, argv);
+    out.freeze()
+}
+
+/// Appends `argv` as a RESP array of bulk strings.
+pub fn append_command(out: &mut BytesMut, argv: &[&[u8]]) {
+    out.put_u8(b'*');
+    out.extend_from_slice(argv.len().to_string().as_bytes());
+    out.extend_from_slice(b"\r\n");
+    for a in argv {
+        out.put_u8(b'$');
+        out.extend_from_slice(a.len().to_string().as_bytes());
+        out.extend_from_slice(b"\r\n");
+        out.extend_from_slice(a);
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn feed_reaches_every_replica_after_its_select_and_counts_the_offset() {
+        let r = Replicas::default();
+        assert!(!r.any());
+        let a = Arc::new(Mailbox::new(1 << 20));
+        let b = Arc::new(Mailbox::new(1 << 20));
+        assert!(r.attach(1, "127.0.0.1:4000", 6380, a.clone()), "first attach starts pings");
+        assert!(!r.attach(2, "[::1]:4001", 0, b.clone()));
+        r.feed_command(&[b"SET", b"k", b"v"]);
+        let set = encode_command(&[b"SET", b"k", b"v"]);
+        assert_eq!(r.offset(), set.len() as u64);
+        let mut out = BytesMut::new();
+        a.drain_into(&mut out, crate::resp::reply::Proto::Resp2).unwrap();
+        let mut want = BytesMut::new();
+        append_command(&mut want, &[b"SELECT", b"0"]);
+        want.extend_from_slice(&set);
+        assert_eq!(out, want);
+        assert_eq!(r.list()[1].ip, "::1");
+        r.set_ack(1, 7);
+        assert_eq!(r.acked_at_least(7), 1);
+        assert!(r.detach(2));
+        assert!(!r.detach(2));
+        assert!(r.any() && r.is_replica(1) && !r.is_replica(2));
+        assert!(!r.refuse_writes(), "off by default");
+        r.set_min_to_write(2);
+        assert!(r.refuse_writes(), "one replica for two");
+        r.set_min_to_write(1);
+        assert!(!r.refuse_writes());
+        r.set_max_lag(0);
+        r.set_min_to_write(5);
+        assert!(!r.refuse_writes(), "a lag of 0 turns the check off, as in Redis");
+        assert_eq!(new_replid().len(), 40);
+    }
+}
