@@ -3476,6 +3476,21 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
             ]),
         ])),
     ])),
+    ("psync", M(&[
+        ("summary", S("Internal command used for replication")),
+        ("since", S("2.8.0")),
+        ("group", S("server")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("replicationid")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("offset")),
+                ("type", S("integer")),
+            ]),
+        ])),
+    ])),
     ("pttl", M(&[
         ("summary", S("Get the time to live for a key in milliseconds")),
         ("since", S("2.6.0")),
@@ -3589,6 +3604,57 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
                 ("name", S("newkey")),
                 ("type", S("key")),
                 ("key_spec_index", I(1)),
+            ]),
+        ])),
+    ])),
+    ("replconf", M(&[
+        ("summary", S("An internal command for configuring the replication stream")),
+        ("since", S("3.0.0")),
+        ("group", S("server")),
+        ("complexity", S("O(1)")),
+        ("doc_flags", T(&[P("syscmd")])),
+    ])),
+    ("replicaof", M(&[
+        ("summary", S("Make the server a replica of another instance, or promote it as master.")),
+        ("since", S("5.0.0")),
+        ("group", S("server")),
+        ("complexity", S("O(1)")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("args")),
+                ("type", S("oneof")),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("host-port")),
+                        ("type", S("block")),
+                        ("arguments", A(&[
+                            M(&[
+                                ("name", S("host")),
+                                ("type", S("string")),
+                            ]),
+                            M(&[
+                                ("name", S("port")),
+                                ("type", S("integer")),
+                            ]),
+                        ])),
+                    ]),
+                    M(&[
+                        ("name", S("no-one")),
+                        ("type", S("block")),
+                        ("arguments", A(&[
+                            M(&[
+                                ("name", S("no")),
+                                ("type", S("pure-token")),
+                                ("token", S("NO")),
+                            ]),
+                            M(&[
+                                ("name", S("one")),
+                                ("type", S("pure-token")),
+                                ("token", S("ONE")),
+                            ]),
+                        ])),
+                    ]),
+                ])),
             ]),
         ])),
     ])),
@@ -4234,6 +4300,53 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
             ]),
         ])),
     ])),
+    ("slaveof", M(&[
+        ("summary", S("Make the server a replica of another instance, or promote it as master.")),
+        ("since", S("1.0.0")),
+        ("group", S("server")),
+        ("complexity", S("O(1)")),
+        ("doc_flags", T(&[P("deprecated")])),
+        ("deprecated_since", S("5.0.0")),
+        ("replaced_by", S("`REPLICAOF`")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("args")),
+                ("type", S("oneof")),
+                ("arguments", A(&[
+                    M(&[
+                        ("name", S("host-port")),
+                        ("type", S("block")),
+                        ("arguments", A(&[
+                            M(&[
+                                ("name", S("host")),
+                                ("type", S("string")),
+                            ]),
+                            M(&[
+                                ("name", S("port")),
+                                ("type", S("integer")),
+                            ]),
+                        ])),
+                    ]),
+                    M(&[
+                        ("name", S("no-one")),
+                        ("type", S("block")),
+                        ("arguments", A(&[
+                            M(&[
+                                ("name", S("no")),
+                                ("type", S("pure-token")),
+                                ("token", S("NO")),
+                            ]),
+                            M(&[
+                                ("name", S("one")),
+                                ("type", S("pure-token")),
+                                ("token", S("ONE")),
+                            ]),
+                        ])),
+                    ]),
+                ])),
+            ]),
+        ])),
+    ])),
     ("slowlog", M(&[
         ("summary", S("A container for slow log commands")),
         ("since", S("2.2.12")),
@@ -4669,6 +4782,11 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
                 ("type", S("integer")),
             ]),
         ])),
+    ])),
+    ("sync", M(&[
+        ("summary", S("Internal command used for replication")),
+        ("since", S("1.0.0")),
+        ("group", S("server")),
     ])),
     ("time", M(&[
         ("summary", S("Return the current server time")),
