@@ -400,7 +400,7 @@ fn tunable_value(value: &[u8], range: Range) -> Result<i64, String> {
 
 /// Redis's `memtoull`: a number with an optional unit (`k`=1000,
 /// `kb`=1024, `m`, `mb`, `g`, `gb`; any case).
-fn memory_value(s: &str) -> Option<u64> {
+pub(super) fn memory_value(s: &str) -> Option<u64> {
     let lower = s.to_ascii_lowercase();
     let digits_end = lower
         .find(|c: char| !c.is_ascii_digit())

@@ -34,6 +34,7 @@ const SUBCOMMANDS: &[(&str, i32)] = &[
     ("change-repl-id", 2),
     ("digest", 2),
     ("digest-value", -2),
+    ("quicklist-packed-threshold", 3),
     ("help", 2),
 ];
 
@@ -50,6 +51,9 @@ const HELP: &[&str] = &[
     "    Flush the AOF buffers on disk and reload the AOF in memory.",
     "OBJECT <key>",
     "    Show low level info about the `key` and associated value.",
+    "QUICKLIST-PACKED-THRESHOLD <size>",
+    "    Sets the threshold for elements to be inserted as plain vs packed nodes",
+    "    Default value is 1GB, allows values up to 4GB. Setting to 0 restores to default.",
     "RELOAD [option ...]",
     "    Save the RDB on disk and reload it back to memory.",
     "SET-ACTIVE-EXPIRE <0|1>",
@@ -106,6 +110,18 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         "object" => object(args, ctx).await,
         "digest" => digest(ctx).await,
         "digest-value" => digest_values(args, ctx).await,
+        // Where Redis stores a big element in a node of its own. Lists
+        // here keep any element in their nodes: the size is checked as
+        // Redis checks it, and changes nothing (as the encoding tunables).
+        "quicklist-packed-threshold" => {
+            let size = super::config::memory_value(&String::from_utf8_lossy(args.get(2)));
+            match size {
+                Some(sz) if sz <= (1 << 32) - (1 << 20) => reply::ok(ctx.out),
+                _ => ctx.error(
+                    "ERR argument must be a memory value bigger than 1 and smaller than 4gb",
+                ),
+            }
+        }
         _ => reply::ok(ctx.out), // change-repl-id
     }
     Flow::Continue

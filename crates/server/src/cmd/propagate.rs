@@ -38,6 +38,14 @@ impl Ctx<'_, '_> {
         }
     }
 
+    /// Propagates nothing for the command, changed or not (Redis's
+    /// `preventCommandPropagation`); `propagate_as` may still add some.
+    pub fn propagate_nothing(&mut self) {
+        if self.server.replicas.any() {
+            self.client.propagation.rewrite.get_or_insert_with(Vec::new);
+        }
+    }
+
     /// Marks the command as a change to propagate (one without an event).
     pub fn mark_dirty(&self) {
         self.client.dirty.set(true);
@@ -58,7 +66,11 @@ pub fn propagate_pop(ctx: &mut Ctx<'_, '_>, name: &[u8], key: &[u8], count: Opti
 /// Whether the command at `index` may propagate (Redis's `write` and
 /// `may_replicate` commands other than the ones that run others).
 pub(super) fn may_propagate(spec: &super::CommandSpec) -> bool {
-    spec.flags.contains(&"write") || matches!(spec.cmd, super::Cmd::Publish | super::Cmd::SPublish)
+    spec.flags.contains(&"write")
+        || matches!(
+            spec.cmd,
+            super::Cmd::Publish | super::Cmd::SPublish | super::Cmd::XGroup
+        )
 }
 
 /// Whether `spec` is refused while too few replicas are good: a write, or

@@ -199,6 +199,64 @@ fn take_over(
     created
 }
 
+/// A claim of `id` as replicas get it (Redis's `streamPropagateXCLAIM`):
+/// forced, with the delivery time and count it came to and the group's
+/// last ID, so that it does the same there whatever their clocks say.
+fn claim_as(key: &[u8], group: &[u8], g: &Group, id: StreamId, consumer: &[u8]) -> Vec<Vec<u8>> {
+    let text = |s: String| s.into_bytes();
+    let (owner, time, count) = match g.pel.get(&id) {
+        Some(n) => (n.consumer.to_vec(), n.delivery_time, n.delivery_count),
+        None => (consumer.to_vec(), 0, 0),
+    };
+    vec![
+        b"XCLAIM".to_vec(),
+        key.to_vec(),
+        group.to_vec(),
+        owner,
+        b"0".to_vec(),
+        text(id.to_string()),
+        b"TIME".to_vec(),
+        text(time.to_string()),
+        b"RETRYCOUNT".to_vec(),
+        text(count.to_string()),
+        b"FORCE".to_vec(),
+        b"JUSTID".to_vec(),
+        b"LASTID".to_vec(),
+        text(g.last_id.to_string()),
+    ]
+}
+
+/// Feeds what a claim propagates: the claims, or only the group's new last
+/// ID (`last_id`, with its entries read) when it claimed nothing.
+fn propagate_claims(
+    ctx: &mut Ctx<'_, '_>,
+    claims: &[Vec<Vec<u8>>],
+    last_id: Option<(StreamId, i64)>,
+    key: &[u8],
+    group: &[u8],
+) {
+    ctx.propagate_nothing();
+    for argv in claims {
+        let argv: Vec<&[u8]> = argv.iter().map(|a| &a[..]).collect();
+        ctx.propagate_as(&argv);
+    }
+    if let (true, Some((id, read))) = (claims.is_empty(), last_id) {
+        let (id, read) = (id.to_string(), read.to_string());
+        ctx.propagate_as(&[
+            b"XGROUP",
+            b"SETID",
+            key,
+            group,
+            id.as_bytes(),
+            b"ENTRIESREAD",
+            read.as_bytes(),
+        ]);
+    }
+    if !claims.is_empty() || last_id.is_some() {
+        ctx.mark_dirty();
+    }
+}
+
 /// The event of a claim that created its consumer.
 fn notify_created(ctx: &Ctx<'_, '_>, key: &[u8], created: bool) {
     if created {
@@ -228,10 +286,13 @@ pub async fn xclaim(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         let o = parse_claim_options(args, j, now)?;
         let g = group_of(s, group)?;
         let mut changed = false;
+        let mut moved_to = None;
         if o.last_id > g.last_id {
             g.last_id = o.last_id;
+            moved_to = Some((g.last_id, g.entries_read.unwrap_or(-1)));
             changed = true;
         }
+        let mut claims = Vec::new();
         let time = match o.delivery_time {
             Some(t) if t >= 0 && t <= now as i64 => t as u64,
             _ => now,
@@ -241,7 +302,11 @@ pub async fn xclaim(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         for id in ids {
             let Some(item) = s.get(id).map_err(corrupt)? else {
                 // The entry is gone: so is its pending entry.
-                changed |= group_of(s, group)?.ack(id);
+                let g = group_of(s, group)?;
+                if g.pel.contains_key(&id) {
+                    claims.push(claim_as(args.get(1), group, g, id, consumer));
+                }
+                changed |= g.ack(id);
                 continue;
             };
             let g = group_of(s, group)?;
@@ -261,6 +326,7 @@ pub async fn xclaim(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
                 None => count + 1,
             };
             created |= take_over(g, id, consumer, &mut seen, now, time, count);
+            claims.push(claim_as(args.get(1), group, g, id, consumer));
             changed = true;
             claimed.push(if o.just_id {
                 Claimed::Id(id)
@@ -268,12 +334,13 @@ pub async fn xclaim(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
                 Claimed::Entry(item)
             });
         }
-        Ok(((claimed, created), changed))
+        Ok(((claimed, created, claims, moved_to), changed))
     })
     .await;
     match r {
-        Ok((claimed, created)) => {
+        Ok((claimed, created, claims, moved_to)) => {
             notify_created(ctx, args.get(1), created);
+            propagate_claims(ctx, &claims, moved_to, args.get(1), args.get(2));
             reply_claimed(ctx, &claimed)
         }
         Err(msg) => ctx.error(&msg),
@@ -359,6 +426,7 @@ pub async fn xautoclaim(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         let (mut claimed, mut deleted, mut seen, mut changed) =
             (Vec::new(), Vec::new(), false, false);
         let mut created = false;
+        let mut claims = Vec::new();
         let mut next = 0;
         while budget > 0 && left > 0 && next < candidates.len() {
             budget -= 1;
@@ -367,6 +435,7 @@ pub async fn xautoclaim(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             let item = s.get(id).map_err(corrupt)?;
             let g = group_of(s, args.get(2))?;
             let Some(item) = item else {
+                claims.push(claim_as(args.get(1), args.get(2), g, id, consumer));
                 g.ack(id);
                 deleted.push(id);
                 changed = true;
@@ -379,6 +448,7 @@ pub async fn xautoclaim(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             }
             let count = nack.delivery_count + u64::from(!just_id);
             created |= take_over(g, id, consumer, &mut seen, now, now, count);
+            claims.push(claim_as(args.get(1), args.get(2), g, id, consumer));
             changed = true;
             claimed.push(if just_id {
                 Claimed::Id(id)
@@ -388,12 +458,13 @@ pub async fn xautoclaim(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             left -= 1;
         }
         let cursor = candidates.get(next).copied().unwrap_or(StreamId::MIN);
-        Ok(((cursor, claimed, deleted, created), changed))
+        Ok(((cursor, claimed, deleted, created, claims), changed))
     })
     .await;
     match r {
-        Ok((cursor, claimed, deleted, created)) => {
+        Ok((cursor, claimed, deleted, created, claims)) => {
             notify_created(ctx, args.get(1), created);
+            propagate_claims(ctx, &claims, None, args.get(1), args.get(2));
             reply::array(ctx.out, 3);
             reply_id(ctx.out, cursor);
             reply_claimed(ctx, &claimed);

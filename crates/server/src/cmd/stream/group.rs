@@ -199,7 +199,13 @@ pub async fn xack(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     })
     .await;
     match r {
-        Ok(n) => reply::integer(ctx.out, n),
+        Ok(n) => {
+            // No event in Redis, but a change replicas get.
+            if n > 0 {
+                ctx.mark_dirty();
+            }
+            reply::integer(ctx.out, n)
+        }
         Err(msg) => ctx.error(&msg),
     }
     Flow::Continue

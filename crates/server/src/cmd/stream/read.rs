@@ -352,19 +352,33 @@ async fn read_group(ctx: &mut Ctx<'_, '_>, r: GroupRead<'_>) -> Result<Option<Se
             .await
     };
     let served = result.map_err(|e| engine_error_message(&e))??;
-    Ok(served.map(|(served, created)| {
+    Ok(served.map(|(served, created, propagated)| {
         // A consumer a read created is an event of its stream (Redis's
         // `streamCreateConsumer`).
         for u in created {
             ctx.notify(class::STREAM, "xgroup-createconsumer", &unique[u]);
+        }
+        // Never propagated as sent: what the delivery did instead.
+        ctx.propagate_nothing();
+        if !propagated.is_empty() {
+            ctx.mark_dirty();
+        }
+        for argv in &propagated {
+            let argv: Vec<&[u8]> = argv.iter().map(|a| &a[..]).collect();
+            ctx.propagate_as(&argv);
         }
         served
     }))
 }
 
 /// The streams, which of them changed, and what was served with the
-/// streams (by `unique` index) where the read created the consumer.
-type GroupServed = (Vec<Option<Stream>>, Vec<bool>, Option<(Served, Vec<usize>)>);
+/// streams (by `unique` index) where the read created the consumer and
+/// the commands replicas get for it.
+type GroupServed = (
+    Vec<Option<Stream>>,
+    Vec<bool>,
+    Option<(Served, Vec<usize>, Vec<Vec<Vec<u8>>>)>,
+);
 
 fn serve_group(
     found: &[Option<tiercache_engine::Entry>],
@@ -409,6 +423,7 @@ fn serve_group(
     let mut changed = vec![false; streams.len()];
     let mut served = Served::new();
     let mut created = Vec::new();
+    let mut propagated = Vec::new();
     for (i, (&u, want)) in slot.iter().zip(wants).enumerate() {
         let s = streams[u].as_mut().expect("checked above");
         let known = s.groups().map_err(corrupt)?[r.group]
@@ -421,7 +436,10 @@ fn serve_group(
                 if s.is_empty() || s.last_valid_id() <= last {
                     continue;
                 }
-                deliver(s, r, last, limit, now)?
+                let items = deliver(s, r, last, limit, now)?;
+                let group = &s.groups().map_err(corrupt)?[r.group];
+                propagated.extend(delivered_as(&r.keys[i], r, group, known, &items, now));
+                items
             }
         };
         changed[u] = true;
@@ -430,8 +448,70 @@ fn serve_group(
         }
         served.push((i, items));
     }
-    let served = (!served.is_empty()).then_some((served, created));
+    let served = (!served.is_empty()).then_some((served, created, propagated));
     Ok((streams, changed, served))
+}
+
+/// What a delivery of new entries propagates (Redis's
+/// `streamPropagateXCLAIM`, `streamPropagateGroupID`,
+/// `streamPropagateConsumerCreation`): each entry as an `XCLAIM` that
+/// gives it to the consumer as delivered now, once, moving the group's
+/// last ID to it; with `NOACK`, the consumer's creation and the group's
+/// new last ID instead.
+fn delivered_as(
+    key: &[u8],
+    r: &GroupRead<'_>,
+    group: &crate::stream::Group,
+    known: bool,
+    items: &[Result<Item, StreamId>],
+    now: u64,
+) -> Vec<Vec<Vec<u8>>> {
+    let text = |s: String| s.into_bytes();
+    if r.noack {
+        let mut out = Vec::new();
+        if !known {
+            out.push(vec![
+                b"XGROUP".to_vec(),
+                b"CREATECONSUMER".to_vec(),
+                key.to_vec(),
+                r.group.to_vec(),
+                r.consumer.to_vec(),
+            ]);
+        }
+        out.push(vec![
+            b"XGROUP".to_vec(),
+            b"SETID".to_vec(),
+            key.to_vec(),
+            r.group.to_vec(),
+            text(group.last_id.to_string()),
+            b"ENTRIESREAD".to_vec(),
+            text(group.entries_read.unwrap_or(-1).to_string()),
+        ]);
+        return out;
+    }
+    items
+        .iter()
+        .filter_map(|item| item.as_ref().ok())
+        .map(|item| {
+            let id = text(item.id.to_string());
+            vec![
+                b"XCLAIM".to_vec(),
+                key.to_vec(),
+                r.group.to_vec(),
+                r.consumer.to_vec(),
+                b"0".to_vec(),
+                id.clone(),
+                b"TIME".to_vec(),
+                text(now.to_string()),
+                b"RETRYCOUNT".to_vec(),
+                b"1".to_vec(),
+                b"FORCE".to_vec(),
+                b"JUSTID".to_vec(),
+                b"LASTID".to_vec(),
+                id,
+            ]
+        })
+        .collect()
 }
 
 /// Delivers up to `limit` entries after `last` to the consumer, moving the
