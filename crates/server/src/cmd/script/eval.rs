@@ -68,6 +68,12 @@ pub async fn eval(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, by_sha: bool, read_onl
             ctx.error("ERR Can not execute a script with write flag using *_ro command.");
             return Flow::Continue;
         }
+        // A script with flags may write unless it says `no-writes`: it is
+        // refused up front, as a write, with too few good replicas.
+        Ok(Some(flags)) if !read_only && !flags.no_writes && ctx.server.replicas.refuse_writes() => {
+            ctx.error("NOREPLICAS Not enough good replicas to write.");
+            return Flow::Continue;
+        }
         Ok(Some(flags)) => read_only || flags.no_writes,
         _ => read_only,
     };
