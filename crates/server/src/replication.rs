@@ -16,16 +16,21 @@
 //! engine's gate) and post their block at the end. With no replica, a
 //! command pays one atomic load.
 //!
+//! Keys the engine's active expiry removes reach replicas as `DEL`s
+//! ([`Replicas::feed_expired`]), as Redis's expiry propagates them: a
+//! replica hides an expired key from reads but frees it only then.
+//!
 //! Not here: partial resynchronisation (every `PSYNC` is a full one, there
 //! is no backlog), acting as a replica (`REPLICAOF host port` is refused),
-//! and `DEL`s for keys the engine expires or evicts on its own: replicas
-//! get absolute expiry times and expire keys by them.
+//! writes made through the memcached protocol, and `DEL`s for keys that
+//! expire only in a store or that the lookup of an expired key removes:
+//! replicas get absolute expiry times and hide those keys by them.
 
 use crate::pubsub::Mailbox;
 use bytes::{BufMut, Bytes, BytesMut};
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 /// One attached replica.
 #[derive(Debug)]
@@ -54,11 +59,16 @@ pub struct Replicas {
     /// `master_replid`: 40 hex digits, new at each start.
     replid: String,
     /// Whether the periodic `PING` task runs.
-    pinging: std::sync::atomic::AtomicBool,
+    pinging: AtomicBool,
+    /// Whether the [`Replicas::feed_expired`] task runs.
+    expiring: AtomicBool,
     /// `min-replicas-to-write` (0: off).
     min_to_write: AtomicU32,
     /// `min-replicas-max-lag`, seconds (0: off).
     max_lag: AtomicU32,
+    /// Keys active expiry removed, not yet fed as `DEL`s.
+    expired: Mutex<Vec<Bytes>>,
+    expired_ready: tokio::sync::Notify,
 }
 
 impl Default for Replicas {
@@ -70,8 +80,11 @@ impl Default for Replicas {
             offset: AtomicU64::new(0),
             replid: new_replid(),
             pinging: Default::default(),
+            expiring: Default::default(),
             min_to_write: AtomicU32::new(0),
             max_lag: AtomicU32::new(10),
+            expired: Mutex::new(Vec::new()),
+            expired_ready: tokio::sync::Notify::new(),
         }
     }
 }
@@ -128,9 +141,16 @@ impl Replicas {
 
     /// Attaches `client`, which already has its snapshot in its output;
     /// the stream starts with `SELECT 0`, as Redis's does for a replica
-    /// that has none selected. Returns whether the `PING` task must be
-    /// started (the first attach).
-    pub fn attach(&self, client: u64, addr: &str, port: u16, mailbox: Arc<Mailbox>) -> bool {
+    /// that has none selected. Returns whether the tasks that run while
+    /// replicas are attached ([`Replicas::ping_while_attached`],
+    /// [`Replicas::feed_expired`]) must be started: each was stopped.
+    pub fn attach(
+        &self,
+        client: u64,
+        addr: &str,
+        port: u16,
+        mailbox: Arc<Mailbox>,
+    ) -> (bool, bool) {
         let select = encode_command(&[b"SELECT", b"0"]);
         mailbox.post_encoded(select);
         let mut list = self.list.lock().unwrap_or_else(|e| e.into_inner());
@@ -144,7 +164,17 @@ impl Replicas {
             heard: Mutex::new(Instant::now()),
         });
         self.count.store(list.len(), Ordering::Relaxed);
-        !self.pinging.swap(true, Ordering::Relaxed)
+        (
+            !self.pinging.swap(true, Ordering::Relaxed),
+            !self.expiring.swap(true, Ordering::Relaxed),
+        )
+    }
+
+    /// A task that runs while replicas are attached stops, unless one
+    /// attached meanwhile (it found the task's flag still set).
+    fn may_stop(&self, running: &AtomicBool) -> bool {
+        running.store(false, Ordering::Relaxed);
+        !self.any() || running.swap(true, Ordering::Relaxed)
     }
 
     /// Detaches `client` (its connection closed, or `RESET`); true if it
@@ -238,9 +268,54 @@ impl Replicas {
     /// Feeds encoded commands (one or several, whole) to every replica.
     pub fn feed(&self, stream: Bytes) {
         let list = self.list.lock().unwrap_or_else(|e| e.into_inner());
-        self.offset.fetch_add(stream.len() as u64, Ordering::Relaxed);
+        self.offset
+            .fetch_add(stream.len() as u64, Ordering::Relaxed);
         for r in list.iter() {
             r.mailbox.post_encoded(stream.clone());
+        }
+    }
+
+    /// Keys the engine's active expiry removed (an `ExpiryListener`
+    /// call): queued for [`Replicas::feed_expired`].
+    pub fn note_expired(&self, keys: &[Bytes]) {
+        if self.any() {
+            let mut queue = self.expired.lock().unwrap_or_else(|e| e.into_inner());
+            queue.extend(keys.iter().cloned());
+            self.expired_ready.notify_one();
+        }
+    }
+
+    /// While replicas are attached, feeds a `DEL` for each key active
+    /// expiry removed. Under [`Replicas::order`], so no write runs
+    /// meanwhile, and only for a key still absent: a key written again
+    /// since it expired was fed that write, which a `DEL` now would undo.
+    pub async fn feed_expired(self: Arc<Self>, engine: Arc<tiercache_engine::Engine>) {
+        loop {
+            let woken = tokio::time::timeout(
+                std::time::Duration::from_secs(1),
+                self.expired_ready.notified(),
+            )
+            .await;
+            if woken.is_err() && !self.any() && self.may_stop(&self.expiring) {
+                self.expired
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .clear();
+                return;
+            }
+            let keys = std::mem::take(&mut *self.expired.lock().unwrap_or_else(|e| e.into_inner()));
+            if keys.is_empty() {
+                continue;
+            }
+            let _order = self.order().await;
+            let mut session = engine.session();
+            for key in keys {
+                // A store that fails to answer: the replica keeps hiding
+                // the key by its expiry time.
+                if let Ok(None) = session.get(&key).await {
+                    self.feed_command(&[b"DEL", &key]);
+                }
+            }
         }
     }
 
@@ -259,13 +334,8 @@ impl Replicas {
     {
         loop {
             tokio::time::sleep(period).await;
-            if !self.any() {
-                self.pinging.store(false, Ordering::Relaxed);
-                // A replica attaching between the check and the store
-                // found `pinging` still set: keep going for it.
-                if !self.any() || self.pinging.swap(true, Ordering::Relaxed) {
-                    return;
-                }
+            if !self.any() && self.may_stop(&self.pinging) {
+                return;
             }
             self.feed_command(&[b"PING"]);
         }
@@ -316,13 +386,18 @@ mod tests {
         assert!(!r.any());
         let a = Arc::new(Mailbox::new(1 << 20));
         let b = Arc::new(Mailbox::new(1 << 20));
-        assert!(r.attach(1, "127.0.0.1:4000", 6380, a.clone()), "first attach starts pings");
-        assert!(!r.attach(2, "[::1]:4001", 0, b.clone()));
+        assert_eq!(
+            r.attach(1, "127.0.0.1:4000", 6380, a.clone()),
+            (true, true),
+            "first attach starts the tasks"
+        );
+        assert_eq!(r.attach(2, "[::1]:4001", 0, b.clone()), (false, false));
         r.feed_command(&[b"SET", b"k", b"v"]);
         let set = encode_command(&[b"SET", b"k", b"v"]);
         assert_eq!(r.offset(), set.len() as u64);
         let mut out = BytesMut::new();
-        a.drain_into(&mut out, crate::resp::reply::Proto::Resp2).unwrap();
+        a.drain_into(&mut out, crate::resp::reply::Proto::Resp2)
+            .unwrap();
         let mut want = BytesMut::new();
         append_command(&mut want, &[b"SELECT", b"0"]);
         want.extend_from_slice(&set);
@@ -340,7 +415,10 @@ mod tests {
         assert!(!r.refuse_writes());
         r.set_max_lag(0);
         r.set_min_to_write(5);
-        assert!(!r.refuse_writes(), "a lag of 0 turns the check off, as in Redis");
+        assert!(
+            !r.refuse_writes(),
+            "a lag of 0 turns the check off, as in Redis"
+        );
         assert_eq!(new_replid().len(), 40);
     }
 }

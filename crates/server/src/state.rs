@@ -738,10 +738,11 @@ pub enum ReplyMode {
 /// Keys the engine's active expiry removed become `expired` events.
 impl tiercache_engine::ExpiryListener for ServerState {
     fn wants_expired(&self) -> bool {
-        self.keyspace_events.wants(crate::notify::class::EXPIRED)
+        self.keyspace_events.wants(crate::notify::class::EXPIRED) || self.replicas.any()
     }
 
     fn expired(&self, keys: &[Bytes]) {
+        self.replicas.note_expired(keys);
         for key in keys {
             self.notify(crate::notify::class::EXPIRED, "expired", key);
         }

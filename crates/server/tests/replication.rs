@@ -360,13 +360,9 @@ async fn a_redis_replica_follows_this_server() {
         assert!(!c.cmd(cmd).await.is_error_starting(""), "{cmd:?}");
     }
     let port = ours.addr.port().to_string();
-    let Some(replica) = RedisServer::start(&[
-        "--databases",
-        "1",
-        "--replicaof",
-        "127.0.0.1",
-        &port,
-    ]) else {
+    let Some(replica) =
+        RedisServer::start(&["--databases", "1", "--replicaof", "127.0.0.1", &port])
+    else {
         return;
     };
     let mut r = Client::connect(replica.addr()).await;
@@ -389,7 +385,11 @@ async fn a_redis_replica_follows_this_server() {
         &["HINCRBY", "h", "f1", "5"],
         &["SPOP", "s"],
         &["XADD", "st", "*", "k2", "v2"],
-        &["EVAL", "redis.call('set','ev','1') redis.call('incr','ev')", "0"],
+        &[
+            "EVAL",
+            "redis.call('set','ev','1') redis.call('incr','ev')",
+            "0",
+        ],
         &["GETDEL", "s2"],
         &["ZPOPMIN", "z"],
     ] {
@@ -430,20 +430,29 @@ async fn too_few_good_replicas_refuse_writes() {
     let ours = TestServer::start().await;
     let mut c = ours.client().await;
     assert_eq!(
-        c.cmd(&["CONFIG", "SET", "min-replicas-to-write", "1"]).await,
+        c.cmd(&["CONFIG", "SET", "min-replicas-to-write", "1"])
+            .await,
         Reply::ok()
     );
     assert_eq!(
         c.cmd(&["SET", "k", "v"]).await,
         Reply::Error("NOREPLICAS Not enough good replicas to write.".into())
     );
-    assert_eq!(c.cmd(&["GET", "k"]).await, Reply::Bulk(None), "reads still run");
+    assert_eq!(
+        c.cmd(&["GET", "k"]).await,
+        Reply::Bulk(None),
+        "reads still run"
+    );
     // Queued while refused: the transaction is discarded.
     c.cmd(&["MULTI"]).await;
-    assert!(c.cmd(&["SET", "k", "v"]).await.is_error_starting("NOREPLICAS"));
+    assert!(c
+        .cmd(&["SET", "k", "v"])
+        .await
+        .is_error_starting("NOREPLICAS"));
     assert!(c.cmd(&["EXEC"]).await.is_error_starting("EXECABORT"));
     // Queued before: EXEC itself is refused.
-    c.cmd(&["CONFIG", "SET", "min-replicas-to-write", "0"]).await;
+    c.cmd(&["CONFIG", "SET", "min-replicas-to-write", "0"])
+        .await;
     c.cmd(&["MULTI"]).await;
     assert_eq!(c.cmd(&["INCR", "k"]).await, Reply::Simple("QUEUED".into()));
     let mut admin = ours.client().await;
@@ -462,7 +471,11 @@ async fn too_few_good_replicas_refuse_writes() {
     assert_eq!(c.cmd(&["SET", "k", "v"]).await, Reply::ok());
     assert_eq!(link.next().await, ["select", "0"]);
     assert_eq!(link.next().await, ["set", "k", "v"]);
-    assert_eq!(c.cmd(&["WAIT", "1", "50"]).await, Reply::Int(0), "it never acknowledged");
+    assert_eq!(
+        c.cmd(&["WAIT", "1", "50"]).await,
+        Reply::Int(0),
+        "it never acknowledged"
+    );
     ours.shutdown().await;
 }
 
@@ -516,4 +529,23 @@ fn masking_hides_times_only() {
     assert_eq!(mask("xadd st 1795822811247-0 k v"), "xadd st <ms>-0 k v");
     assert_eq!(mask("xadd st 2-1 k 1234"), "xadd st 2-1 k 1234");
     assert_eq!(split_args("A \"b c\\x41\" d"), ["A", "b cA", "d"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_that_expire_reach_replicas_as_del() {
+    let ours = TestServer::start().await;
+    let mut c = ours.client().await;
+    let mut link = Link::attach(ours.addr).await;
+    assert_eq!(c.cmd(&["SET", "short", "v", "PX", "50"]).await, Reply::ok());
+    assert_eq!(c.cmd(&["SET", "long", "v", "EX", "100"]).await, Reply::ok());
+    assert_eq!(link.next().await, ["select", "0"]);
+    assert_eq!(mask(&link.next().await.join(" ")), "set short v PXAT <ms>");
+    assert_eq!(mask(&link.next().await.join(" ")), "set long v PXAT <ms>");
+    // The engine's active expiry removes it; the replica is told.
+    let del = tokio::time::timeout(Duration::from_secs(10), link.next())
+        .await
+        .expect("no DEL for the expired key");
+    assert_eq!(del, ["del", "short"]);
+    assert_eq!(c.cmd(&["EXISTS", "long"]).await, Reply::Int(1));
+    ours.shutdown().await;
 }

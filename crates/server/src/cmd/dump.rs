@@ -96,7 +96,12 @@ pub async fn restore(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
 /// relative TTL, with the absolute time and `ABSTTL` appended (Redis's
 /// `restoreCommand`).
 /// `relative_at` is the absolute time of a relative TTL.
-fn propagate_restore(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, event: &str, relative_at: Option<u64>) {
+fn propagate_restore(
+    args: &Args<'_>,
+    ctx: &mut Ctx<'_, '_>,
+    event: &str,
+    relative_at: Option<u64>,
+) {
     if event == "del" {
         ctx.propagate_as(&[b"DEL", args.get(1)]);
         return;

@@ -33,14 +33,20 @@ pub async fn sync(_args: &Args<'_>, ctx: &mut Ctx<'_, '_>, psync: bool) -> Flow 
                 let line = format!("FULLRESYNC {} {}", replicas.replid(), replicas.offset());
                 reply::simple(ctx.out, &line);
             }
-            ctx.out.extend_from_slice(format!("${}\r\n", rdb.len()).as_bytes());
+            ctx.out
+                .extend_from_slice(format!("${}\r\n", rdb.len()).as_bytes());
             ctx.out.extend_from_slice(&rdb);
             let mailbox = ctx.client.mailbox();
             ctx.client.replica = true;
             let addr = ctx.client.info.addr.clone();
-            if replicas.attach(ctx.client.id, &addr, ctx.client.replica_port, mailbox) {
+            let (ping, expire) =
+                replicas.attach(ctx.client.id, &addr, ctx.client.replica_port, mailbox);
+            if ping {
                 let period = Duration::from_secs(ctx.server.replica_ping_period().max(1));
                 tokio::spawn(replicas.clone().ping_while_attached(period));
+            }
+            if expire {
+                tokio::spawn(replicas.clone().feed_expired(ctx.engine.clone()));
             }
             tracing::info!(client = ctx.client.id, %addr, "replica attached (full sync)");
         }
@@ -68,7 +74,12 @@ async fn snapshot(ctx: &mut Ctx<'_, '_>) -> Result<Vec<u8>, String> {
             .get_many(&page.keys)
             .await
             .map_err(|e| super::engine_error_message(&e))?;
-        entries.extend(page.keys.into_iter().zip(found).filter_map(|(k, e)| Some((k, e?))));
+        entries.extend(
+            page.keys
+                .into_iter()
+                .zip(found)
+                .filter_map(|(k, e)| Some((k, e?))),
+        );
         match page.next {
             Some(next) => after = Some(next),
             None => break,
@@ -124,7 +135,9 @@ pub async fn replicaof(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     if args.is(1, "no") && args.is(2, "one") {
         reply::ok(ctx.out);
     } else {
-        ctx.error("ERR this server does not replicate from others: only REPLICAOF NO ONE is accepted");
+        ctx.error(
+            "ERR this server does not replicate from others: only REPLICAOF NO ONE is accepted",
+        );
     }
     Flow::Continue
 }

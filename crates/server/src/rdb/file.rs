@@ -39,7 +39,10 @@ pub fn file(entries: &[(Bytes, Entry)], redis_version: &str) -> Result<Vec<u8>, 
     write::len(&mut out, 0);
     out.push(0xFB); // RESIZEDB
     write::len(&mut out, entries.len() as u64);
-    let expiring = entries.iter().filter(|(_, e)| e.expires_at.is_some()).count();
+    let expiring = entries
+        .iter()
+        .filter(|(_, e)| e.expires_at.is_some())
+        .count();
     write::len(&mut out, expiring as u64);
     for (key, entry) in entries {
         if let Some(at) = entry.expires_at {

@@ -70,7 +70,9 @@ pub async fn eval(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, by_sha: bool, read_onl
         }
         // A script with flags may write unless it says `no-writes`: it is
         // refused up front, as a write, with too few good replicas.
-        Ok(Some(flags)) if !read_only && !flags.no_writes && ctx.server.replicas.refuse_writes() => {
+        Ok(Some(flags))
+            if !read_only && !flags.no_writes && ctx.server.replicas.refuse_writes() =>
+        {
             ctx.error("NOREPLICAS Not enough good replicas to write.");
             return Flow::Continue;
         }

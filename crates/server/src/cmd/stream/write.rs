@@ -192,7 +192,9 @@ pub async fn xadd(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
                 if parsed.no_mkstream {
                     argv.push(b"NOMKSTREAM");
                 }
-                let trim = exact.as_ref().map(|(by, at)| [by.as_bytes(), b"=", at.as_bytes()]);
+                let trim = exact
+                    .as_ref()
+                    .map(|(by, at)| [by.as_bytes(), b"=", at.as_bytes()]);
                 match &trim {
                     Some(t) => argv.extend(t),
                     None => argv.extend((2..parsed.id_at).map(|i| args.get(i))),
@@ -215,8 +217,14 @@ pub async fn xadd(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
 fn exact_trim(trim: Option<Trim>, s: &Stream) -> Option<(&'static str, String)> {
     match trim? {
         Trim { approx: false, .. } => None,
-        Trim { by: TrimBy::MaxLen(_), .. } => Some(("MAXLEN", s.len().to_string())),
-        Trim { by: TrimBy::MinId(_), .. } => Some(("MINID", s.first_id().to_string())),
+        Trim {
+            by: TrimBy::MaxLen(_),
+            ..
+        } => Some(("MAXLEN", s.len().to_string())),
+        Trim {
+            by: TrimBy::MinId(_),
+            ..
+        } => Some(("MINID", s.first_id().to_string())),
     }
 }
 
