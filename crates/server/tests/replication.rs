@@ -171,6 +171,9 @@ fn script() -> Vec<Vec<String>> {
         "XACK st g 5-1".into(),
         "XGROUP SETID st g 0".into(),
         "XADD st MAXLEN ~ 1 6-1 k v".into(),
+        "PFADD hll a b c".into(),
+        "PFCOUNT hll".into(),
+        "PFCOUNT hll".into(),
         "PUBLISH chan hello".into(),
         "SET r bar".into(),
         // `RESTORE` of `DUMP r`, relative and absolute (see `stream_of`).

@@ -18,28 +18,33 @@ pub async fn pfcount(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     }
     let r = update_string(ctx.session, args.get(1), |old| {
         let Some(e) = old else {
-            return (Update::Keep, Ok((0, None)));
+            return (Update::Keep, Ok((0, None, false)));
         };
         if hll::encoding_of(&e.value).is_none() {
             return (Update::Keep, Err(hll::NOT_HLL));
         }
         if let Some(card) = hll::cached_card(&e.value) {
-            return (Update::Keep, Ok((card, None)));
+            return (Update::Keep, Ok((card, None, false)));
         }
         match hll::count(&e.value) {
             Ok(card) => {
                 let mut v = e.value.to_vec();
                 hll::set_cached_card(&mut v, card);
                 let fp = hint_fingerprint(&v);
-                (rewrite_string(old, v), Ok((card, fp)))
+                (rewrite_string(old, v), Ok((card, fp, true)))
             }
             Err(hll::Corrupt) => (Update::Keep, Err(hll::CORRUPT)),
         }
     })
     .await;
     match r {
-        Ok(Ok((card, fp))) => {
+        Ok(Ok((card, fp, cached))) => {
             super::note_raw(ctx, args.get(1), fp);
+            // The cache written back: replicas get the `PFCOUNT` (Redis's
+            // `may_replicate`), so their bytes stay the same.
+            if cached {
+                ctx.mark_dirty();
+            }
             reply::integer(ctx.out, card as i64);
         }
         Ok(Err(msg)) => ctx.error(msg),
