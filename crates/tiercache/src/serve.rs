@@ -211,6 +211,8 @@ async fn serve(config: Config, data_dir: PathBuf, workers: usize) -> Result<(), 
         }),
         // A client's `SHUTDOWN` stops the process as SIGTERM does.
         shutdown_request: Some(shutdown_request.clone()),
+        // FUNCTION libraries survive restarts, as in Redis's RDB.
+        functions_file: Some(data_dir.join("functions.rdb")),
         ..Default::default()
     };
     let busy_poll = server_config.busy_poll.clone(); // for /metrics

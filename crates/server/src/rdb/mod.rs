@@ -16,6 +16,8 @@
 //!   loader knows them all; a stream is written as Redis 7.0 writes it,
 //!   stamped 10.
 //!
+//! - `functions.rs`: `FUNCTION DUMP`'s payload (libraries' codes).
+//!
 //! Not here: the RDB file format (headers, databases, aux fields): a
 //! payload is one value.
 //!
@@ -37,10 +39,13 @@
 //! ```
 
 mod blob;
+mod functions;
 mod lzf;
 mod read;
 mod stream;
 mod write;
+
+pub use functions::{dump_functions, restore_functions, FUNCTIONS_VERSION};
 
 use crate::hash::Hash;
 use crate::list::List;
