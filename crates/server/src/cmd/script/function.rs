@@ -283,16 +283,16 @@ pub(super) fn stats(ctx: &mut Ctx<'_, '_>) {
 
 /// `FCALL name numkeys [key ...] [arg ...]`, `FCALL_RO` (`read_only`).
 pub async fn fcall(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, read_only: bool) -> Flow {
-    let name = args.text(1);
-    let flags = ctx
+    // Found in any case; named as registered (errors, `FUNCTION STATS`).
+    let found = ctx
         .server
         .scripts
         .functions
         .registry()
-        .function(&name)
-        .map(|(_, info)| info.flags);
+        .function(&args.text(1))
+        .map(|(name, info)| (name.to_string(), info.flags));
     let checked = (|| {
-        let flags = flags.ok_or("ERR Function not found")?;
+        let (name, flags) = found.ok_or("ERR Function not found")?;
         let numkeys = parse_i64(args.get(2)).ok_or("ERR Bad number of keys provided")?;
         if numkeys > args.len() as i64 - 3 {
             return Err("ERR Number of keys can't be greater than number of args");
@@ -303,9 +303,9 @@ pub async fn fcall(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, read_only: bool) -> F
         if read_only && flags & NO_WRITES == 0 {
             return Err("ERR Can not execute a script with write flag using *_ro command.");
         }
-        Ok((numkeys as usize, flags))
+        Ok((numkeys as usize, name, flags))
     })();
-    let (numkeys, flags) = match checked {
+    let (numkeys, name, flags) = match checked {
         Ok(c) => c,
         Err(msg) => {
             ctx.error(msg);

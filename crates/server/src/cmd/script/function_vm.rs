@@ -20,7 +20,7 @@ use super::lua::{lua_arg, FromVm, RunJob, Vm};
 use bytes::{Bytes, BytesMut};
 use mlua::{ChunkMode, Function, MultiValue, Table, Value, Variadic};
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -105,7 +105,7 @@ pub struct FnVm {
     loading: Function,
     /// The functions of the library being loaded.
     load: Rc<RefCell<Option<Vec<Registered>>>>,
-    /// Compiled functions by name.
+    /// Compiled functions by name in lower case.
     functions: HashMap<String, Function>,
 }
 
@@ -200,7 +200,7 @@ impl FnVm {
             functions: Default::default(),
         };
         for r in fns {
-            self.functions.insert(r.name.clone(), r.func);
+            self.functions.insert(r.name.to_ascii_lowercase(), r.func);
             lib.functions.insert(r.name, r.info);
         }
         reg.link(name, lib);
@@ -210,7 +210,7 @@ impl FnVm {
     fn remove(&mut self, reg: &mut Registry, name: &str) -> Option<Library> {
         let lib = reg.unlink(name)?;
         for f in lib.functions.keys() {
-            self.functions.remove(f);
+            self.functions.remove(&f.to_ascii_lowercase());
         }
         Some(lib)
     }
@@ -229,11 +229,7 @@ impl FnVm {
         let registered = self.run_library(&code, meta.body, Some(LOAD_TIMEOUT))?;
         let mut reg = functions.registry();
         for r in &registered {
-            if reg
-                .by_function
-                .get(&r.name)
-                .is_some_and(|l| *l != meta.name)
-            {
+            if reg.library_of(&r.name).is_some_and(|l| *l != meta.name) {
                 return Err(format!("ERR Function {} already exists", r.name));
             }
         }
@@ -251,7 +247,7 @@ impl FnVm {
     ) -> Result<(), String> {
         // Loaded apart first (`functionsLibCtxCreate`), then joined.
         let mut staged: Vec<(String, Bytes, Vec<Registered>)> = Vec::new();
-        let mut staged_fns: HashSet<String> = HashSet::new();
+        let mut staged_fns: HashMap<String, String> = HashMap::new();
         for code in codes {
             let meta = library::metadata(&code).map_err(|e| format!("ERR {e}"))?;
             if staged.iter().any(|(n, ..)| *n == meta.name) {
@@ -259,7 +255,10 @@ impl FnVm {
             }
             let registered = self.run_library(&code, meta.body, None)?;
             for r in &registered {
-                if !staged_fns.insert(r.name.clone()) {
+                if staged_fns
+                    .insert(r.name.to_ascii_lowercase(), r.name.clone())
+                    .is_some()
+                {
                     return Err(format!("ERR Function {} already exists", r.name));
                 }
             }
@@ -277,8 +276,11 @@ impl FnVm {
             if let (Some(name), Policy::Append) = (there.first(), policy) {
                 return Err(format!("ERR Library {name} already exists"));
             }
-            for f in &staged_fns {
-                if reg.by_function.get(f).is_some_and(|l| !there.contains(l)) {
+            for f in staged_fns.values() {
+                if reg
+                    .library_of(f)
+                    .is_some_and(|l| !there.iter().any(|t| t == l))
+                {
                     return Err(format!("ERR Function {f} already exists"));
                 }
             }
@@ -398,7 +400,7 @@ fn ensure<'a>(
             match compiled {
                 Ok(fns) => {
                     for r in fns {
-                        v.functions.insert(r.name, r.func);
+                        v.functions.insert(r.name.to_ascii_lowercase(), r.func);
                     }
                 }
                 Err(e) => tracing::error!("cannot compile a library again: {e}"),
@@ -459,7 +461,7 @@ pub fn run(fvm: &mut Option<FnVm>, job: RunJob, kill: &Arc<AtomicBool>, function
         Ok(v) => v,
         Err(msg) => return fail(job, &msg),
     };
-    let Some(f) = v.functions.get(&name).cloned() else {
+    let Some(f) = v.functions.get(&name.to_ascii_lowercase()).cloned() else {
         return fail(job, "ERR Function not found");
     };
     let tables = (|| -> mlua::Result<(Function, Table, Table)> {

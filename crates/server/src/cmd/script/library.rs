@@ -52,22 +52,35 @@ pub struct Library {
 pub struct Registry {
     /// Libraries by name (listed in name order).
     pub libraries: BTreeMap<String, Library>,
-    /// Function name to library name.
+    /// Function name, in lower case (`FCALL` finds a function whatever
+    /// the case, as Redis's dictionary does), to library name.
     pub by_function: HashMap<String, String>,
 }
 
 impl Registry {
-    /// The function `name`: its library and info.
+    /// The function `name` (any case): its name as registered and info.
     pub fn function(&self, name: &str) -> Option<(&str, &FunctionInfo)> {
-        let lib = self.by_function.get(name)?;
-        let info = self.libraries.get(lib)?.functions.get(name)?;
-        Some((lib, info))
+        let lib = self.by_function.get(&name.to_ascii_lowercase())?;
+        self.libraries
+            .get(lib)?
+            .functions
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(n, info)| (n.as_str(), info))
+    }
+
+    /// The library of the function `name` (any case).
+    pub fn library_of(&self, name: &str) -> Option<&str> {
+        self.by_function
+            .get(&name.to_ascii_lowercase())
+            .map(String::as_str)
     }
 
     /// Adds `lib` as `name` (its functions must be free).
     pub fn link(&mut self, name: String, lib: Library) {
         for f in lib.functions.keys() {
-            self.by_function.insert(f.clone(), name.clone());
+            self.by_function
+                .insert(f.to_ascii_lowercase(), name.clone());
         }
         self.libraries.insert(name, lib);
     }
@@ -76,7 +89,7 @@ impl Registry {
     pub fn unlink(&mut self, name: &str) -> Option<Library> {
         let lib = self.libraries.remove(name)?;
         for f in lib.functions.keys() {
-            self.by_function.remove(f);
+            self.by_function.remove(&f.to_ascii_lowercase());
         }
         Some(lib)
     }
