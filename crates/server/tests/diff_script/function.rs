@@ -217,6 +217,13 @@ pub fn function_script() -> Vec<Step> {
         c("FUNCTION LOAD"),
         c("FUNCTION LOAD REPLACE"),
         c("FUNCTION LOAD BADOPT x"),
+        c("COMMAND GETKEYS FCALL f 2 k1 k2 a1"),
+        c("COMMAND GETKEYS FCALL_RO f 0 a1"),
+        c("COMMAND GETKEYS FCALL f 3 k1"),
+        c("COMMAND GETKEYS FCALL f x k1"),
+        c("COMMAND GETKEYS EVAL f -1 k1"),
+        c("COMMAND GETKEYS EVAL f 2 k1"),
+        c("COMMAND DOCS fcall"),
         c("FUNCTION FLUSH"),
     ]);
     s
