@@ -63,6 +63,9 @@ pub fn function_script() -> Vec<Step> {
         "#!python name=p\nreturn 1",
         "#!lua name=nofn\nreturn 1",
         "#!lua name=syntax\nlocal a = 1 +",
+        "#!lua name=\"quoted\"\nredis.register_function('quoted', function() return 1 end)",
+        "#!lua name=\"unbalanced\nreturn 1",
+        "#!lua name='single'x\nreturn 1",
     ] {
         s.push(load(code));
     }

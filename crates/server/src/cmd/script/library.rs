@@ -191,14 +191,17 @@ pub fn metadata(code: &[u8]) -> Result<Meta, String> {
     let Some(end) = code.iter().position(|&b| b == b'\n') else {
         return Err("Invalid library metadata".into());
     };
-    let line = String::from_utf8_lossy(&code[..end]);
-    let mut parts = line.split_ascii_whitespace();
-    let Some(engine) = parts.next() else {
-        return Err("Invalid library metadata".into());
-    };
-    let engine = &engine[2..];
+    // Split as Redis splits it (`sdssplitargs`: quotes, escapes).
+    let parts = crate::resp::parse::split_args(&code[..end])
+        .filter(|p| !p.is_empty())
+        .ok_or("Invalid library metadata")?;
+    let parts: Vec<String> = parts
+        .iter()
+        .map(|p| String::from_utf8_lossy(p).into_owned())
+        .collect();
+    let engine = parts[0].get(2..).unwrap_or_default();
     let mut name: Option<String> = None;
-    for part in parts {
+    for part in &parts[1..] {
         match part.get(..5) {
             Some(p) if p.eq_ignore_ascii_case("name=") => {
                 if name.is_some() {
@@ -262,6 +265,14 @@ mod tests {
             Err("Invalid metadata value given: foo=bar".into())
         );
         assert_eq!(metadata(b"#!lua name=a-b\n"), Err(BAD_NAME.into()));
+        assert_eq!(
+            metadata(b"#!lua name=\"quoted\"\n").map(|m| m.name),
+            Ok("quoted".into())
+        );
+        assert_eq!(
+            metadata(b"#!lua name=\"open\n"),
+            Err("Invalid library metadata".into())
+        );
         assert_eq!(
             metadata(b"#!js name=a\n"),
             Err("Engine 'js' not found".into())
