@@ -127,7 +127,7 @@ pub(super) async fn run(
     let was_in_script = std::mem::replace(&mut ctx.client.in_script, true);
     let client_proto = ctx.client.proto;
     ctx.server.scripts.start_run(function);
-    if let Err(msg) = ctx.server.scripts.send(Job::Run(job)) {
+    if let Err(msg) = ctx.server.scripts.send(Job::Run(Box::new(job))) {
         ctx.error(&msg);
     } else {
         loop {

@@ -205,7 +205,7 @@ fn list(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Result<(), String> {
         .libraries
         .iter()
         .filter(|(name, _)| {
-            pattern.is_none_or(|p| crate::glob::glob_match(p, name.as_bytes(), true))
+            pattern.map_or(true, |p| crate::glob::glob_match(p, name.as_bytes(), true))
         })
         .collect();
     reply::array(ctx.out, libs.len());

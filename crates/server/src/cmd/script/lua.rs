@@ -86,7 +86,7 @@ pub enum Job {
         done: tokio::sync::oneshot::Sender<Result<(), String>>,
     },
     /// Run a script.
-    Run(RunJob),
+    Run(Box<RunJob>),
     /// Drop the VM and every compiled script (`SCRIPT FLUSH`).
     Flush,
     /// A `FUNCTION` change (`function_vm.rs`).
@@ -116,7 +116,7 @@ pub fn spawn(
                         continue;
                     }
                     Job::Run(run) if run.function.is_some() => {
-                        super::function_vm::run(&mut fvm, run, &kill, &functions);
+                        super::function_vm::run(&mut fvm, *run, &kill, &functions);
                         continue;
                     }
                     job => job,
@@ -141,7 +141,7 @@ pub fn spawn(
                     Job::Load { sha, body, done } => {
                         let _ = done.send(v.function(&sha, &body).map(|_| ()));
                     }
-                    Job::Run(run) => v.run(run),
+                    Job::Run(run) => v.run(*run),
                     Job::Flush | Job::Functions(_) => {}
                 }
                 memory.store(v.lua.used_memory() as u64, Ordering::Relaxed);
