@@ -94,7 +94,7 @@ mod tests {
         let payload = b"\xf5\xc3@E@\xa5\x1f#!lua name=z\nredis.register_func\ttion('f', \xe0\x00\r\n) return 'a\xe0X\x00\x05' end)\n\x00\xc0\x104\xe8\x075\xd1\x8a";
         let code = format!(
             "#!lua name=z\nredis.register_function('f', function() return '{}' end)",
-            "a".repeat(100)
+            "a".repeat(98)
         );
         assert_eq!(
             restore_functions(payload).unwrap(),
