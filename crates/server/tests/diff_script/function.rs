@@ -36,6 +36,15 @@ fn replace(code: &str) -> Step {
     )
 }
 
+/// `FUNCTION RESTORE` of a payload holding `codes` (as `FUNCTION DUMP`
+/// writes them, uncompressed), with `policy`.
+fn restore(codes: &[&str], policy: Option<&str>) -> Step {
+    let payload = tiercache_server::rdb::dump_functions(codes.iter().map(|c| c.as_bytes()));
+    let mut args = vec![b"FUNCTION".to_vec(), b"RESTORE".to_vec(), payload];
+    args.extend(policy.map(|p| p.as_bytes().to_vec()));
+    Step::Cmd(args, Check::Exact)
+}
+
 /// A library `lib` whose body is `body`.
 fn lib(name: &str, body: &str) -> String {
     format!("#!lua name={name}\n{body}")
@@ -206,6 +215,18 @@ pub fn function_script() -> Vec<Step> {
         c("FUNCTION DELETE listed"),
         c("FUNCTION DELETE"),
         c("FUNCTION DUMP"),
+        restore(&[&one("dumped", "df", "return 'restored'")], None),
+        restore(&[&one("dumped", "df", "return 'restored'")], Some("APPEND")),
+        restore(&[&one("dumped", "df", "return 'restored'")], Some("REPLACE")),
+        c("FCALL df 0"),
+        restore(&[&one("other", "DF", "return 'x'")], Some("REPLACE")),
+        restore(&[&one("r1", "x1", "return 1"), &one("r1", "x2", "return 2")], None),
+        restore(&[&one("r1", "x1", "return 1"), &one("r2", "x1", "return 2")], None),
+        restore(&[&lib("r3", "return 1")], None),
+        restore(&[&one("r4", "r4f", "return 4")], Some("FLUSH")),
+        c("FCALL df 0"),
+        c("FCALL r4f 0"),
+        c("FUNCTION STATS"),
         c("FUNCTION RESTORE bad"),
         c("FUNCTION RESTORE bad BADPOLICY"),
         c("FUNCTION RESTORE a b c"),
