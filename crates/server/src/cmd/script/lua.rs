@@ -14,6 +14,8 @@
 //! Why one VM: compiled scripts stay cached in it (Redis's way), so a
 //! script is compiled once, not at every `EVAL`; scripts run one at a time
 //! anyway. `SCRIPT FLUSH` drops the VM and the next job makes a new one.
+//! Functions get a second VM on this thread (`function_vm.rs`, built with
+//! the same `Vm::new`), as Redis gives them a Lua state of their own.
 //!
 //! The sandbox is Redis's: the base, table, string and math libraries
 //! (no `os`, `io`, `require`, `loadfile`, `dofile`, `print`), `debug` only
