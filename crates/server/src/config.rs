@@ -44,6 +44,9 @@ pub struct ServerConfig {
     pub shutdown_request: Option<Arc<tokio::sync::Notify>>,
     /// Who may run `DEBUG` (Redis's `enable-debug-command`).
     pub debug_command: DebugCommand,
+    /// Where `FUNCTION` libraries are kept across restarts (read at
+    /// start, rewritten at every change); `None`: in memory only.
+    pub functions_file: Option<std::path::PathBuf>,
 }
 
 /// Who may run `DEBUG`: Redis 7's `enable-debug-command`.
@@ -71,6 +74,7 @@ impl Default for ServerConfig {
             busy_poll: None,
             shutdown_request: None,
             debug_command: DebugCommand::No,
+            functions_file: None,
         }
     }
 }

@@ -172,7 +172,16 @@ async fn serve_protocol(
             config.max_clients.min(Semaphore::MAX_PERMITS),
         )),
     };
+    let functions_file = config.functions_file.clone();
     let server = Arc::new(ServerState::new(config, port));
+    // The RESP server keeps the libraries; the memcached one has none.
+    if let (Some(path), Protocol::Resp) = (functions_file, protocol) {
+        server
+            .scripts
+            .open_functions(path)
+            .await
+            .map_err(io::Error::other)?;
+    }
     if let Protocol::Resp = protocol {
         let listener: Arc<dyn tiercache_engine::ExpiryListener> = server.clone();
         engine.add_expiry_listener(Arc::downgrade(&listener));

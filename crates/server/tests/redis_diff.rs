@@ -25,9 +25,9 @@ mod diff_script;
 
 use common::{encode, Client, Reply, TestServer};
 use diff_script::{
-    auth_script, bits_script, eval_script, geo_script, hash_script, hll_script, list_script,
-    set_script, sort_script, stream_script, strings_script, transactions_script, words,
-    zset_script, Check, Step,
+    auth_script, bits_script, eval_script, function_script, geo_script, hash_script, hll_script,
+    list_script, set_script, sort_script, stream_script, strings_script, transactions_script,
+    words, zset_script, Check, Step,
 };
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -331,6 +331,56 @@ async fn streams_match_redis() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn eval_matches_redis() {
     matches_redis(eval_script()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn functions_match_redis() {
+    matches_redis(function_script()).await;
+}
+
+/// A `FUNCTION DUMP` of one server restores in the other, both ways, and
+/// lists the same libraries there (Redis compresses long codes with LZF).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn function_dumps_cross_servers() {
+    let Some(redis) = RedisServer::start(&["--databases", "1"]) else {
+        return;
+    };
+    let ours = TestServer::start().await;
+    let mut r = Client::connect(redis.addr()).await;
+    let mut t = Client::connect(ours.addr).await;
+    let long = format!(
+        "#!lua name=fromredis\nredis.register_function('fr', function() return '{}' end)",
+        "a".repeat(200)
+    );
+    let short = "#!lua name=fromus\nredis.register_function('fu', function() return 2 end)";
+    for (redis_first, code, f) in [(true, long.as_str(), "fr"), (false, short, "fu")] {
+        let (from, to) = if redis_first {
+            (&mut r, &mut t)
+        } else {
+            (&mut t, &mut r)
+        };
+        let loaded = cmd_bytes(from, &[b"FUNCTION", b"LOAD", code.as_bytes()]).await;
+        assert!(matches!(loaded, Reply::Bulk(Some(_))), "{loaded:?}");
+        let Reply::Bulk(Some(payload)) = cmd_bytes(from, &[b"FUNCTION", b"DUMP"]).await else {
+            panic!("no dump");
+        };
+        let restored = cmd_bytes(to, &[b"FUNCTION", b"RESTORE", &payload]).await;
+        assert_eq!(restored, Reply::ok(), "{code}");
+        let listed_from = cmd_bytes(from, &[b"FUNCTION", b"LIST", b"WITHCODE"]).await;
+        let listed_to = cmd_bytes(to, &[b"FUNCTION", b"LIST", b"WITHCODE"]).await;
+        assert_eq!(listed_from, listed_to);
+        let ran = cmd_bytes(to, &[b"FCALL", f.as_bytes(), b"0"]).await;
+        assert!(!matches!(ran, Reply::Error(_)), "{ran:?}");
+        let again = cmd_bytes(to, &[b"FUNCTION", b"RESTORE", &payload]).await;
+        assert!(
+            matches!(&again, Reply::Error(e) if e.contains("already exists")),
+            "{again:?}"
+        );
+        for c in [&mut *from, &mut *to] {
+            assert_eq!(cmd_bytes(c, &[b"FUNCTION", b"FLUSH"]).await, Reply::ok());
+        }
+    }
+    ours.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

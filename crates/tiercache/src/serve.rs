@@ -211,6 +211,8 @@ async fn serve(config: Config, data_dir: PathBuf, workers: usize) -> Result<(), 
         }),
         // A client's `SHUTDOWN` stops the process as SIGTERM does.
         shutdown_request: Some(shutdown_request.clone()),
+        // FUNCTION libraries survive restarts, as in Redis's RDB.
+        functions_file: Some(data_dir.join("functions.rdb")),
         ..Default::default()
     };
     let busy_poll = server_config.busy_poll.clone(); // for /metrics
@@ -302,9 +304,19 @@ async fn serve(config: Config, data_dir: PathBuf, workers: usize) -> Result<(), 
         tracing::warn!("every listener is off; serving nothing until stopped");
     }
     tracing::info!(data_dir = %data_dir.display(), "tiercache ready");
-    tokio::select! {
-        _ = stop_signal.wait() => {}
-        _ = shutdown_request.notified() => {}
+    // A listener that ends by itself failed (e.g. a damaged functions
+    // file at start): the process stops with its error.
+    let failed = tokio::select! {
+        _ = stop_signal.wait() => None,
+        _ = shutdown_request.notified() => None,
+        Some(r) = servers.join_next(), if !servers.is_empty() => Some(match r {
+            Ok(Ok(())) => "a listener stopped".to_string(),
+            Ok(Err(e)) => e.to_string(),
+            Err(e) => e.to_string(),
+        }),
+    };
+    if let Some(e) = &failed {
+        tracing::error!(error = %e, "listener failed");
     }
     tracing::info!("shutting down: no new connections, finishing in-flight requests");
     let _ = stop_tx.send(true);
@@ -317,6 +329,9 @@ async fn serve(config: Config, data_dir: PathBuf, workers: usize) -> Result<(), 
     }
     tracing::info!("flushing write-back data");
     engine.shutdown().await.map_err(|e| e.to_string())?;
+    if let Some(e) = failed {
+        return Err(format!("a listener failed: {e}"));
+    }
     tracing::info!("stopped cleanly");
     Ok(())
 }

@@ -990,6 +990,60 @@ pub(super) static DOCS: &[(&str, Doc)] = &[
             ]),
         ])),
     ])),
+    ("fcall", M(&[
+        ("summary", S("Invoke a function")),
+        ("since", S("7.0.0")),
+        ("group", S("scripting")),
+        ("complexity", S("Depends on the function that is executed.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("function")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("numkeys")),
+                ("type", S("integer")),
+            ]),
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+                ("flags", T(&[P("optional"), P("multiple")])),
+            ]),
+            M(&[
+                ("name", S("arg")),
+                ("type", S("string")),
+                ("flags", T(&[P("optional"), P("multiple")])),
+            ]),
+        ])),
+    ])),
+    ("fcall_ro", M(&[
+        ("summary", S("Invoke a read-only function")),
+        ("since", S("7.0.0")),
+        ("group", S("scripting")),
+        ("complexity", S("Depends on the function that is executed.")),
+        ("arguments", A(&[
+            M(&[
+                ("name", S("function")),
+                ("type", S("string")),
+            ]),
+            M(&[
+                ("name", S("numkeys")),
+                ("type", S("integer")),
+            ]),
+            M(&[
+                ("name", S("key")),
+                ("type", S("key")),
+                ("key_spec_index", I(0)),
+                ("flags", T(&[P("optional"), P("multiple")])),
+            ]),
+            M(&[
+                ("name", S("arg")),
+                ("type", S("string")),
+                ("flags", T(&[P("optional"), P("multiple")])),
+            ]),
+        ])),
+    ])),
     ("flushall", M(&[
         ("summary", S("Remove all keys from all databases")),
         ("since", S("1.0.0")),

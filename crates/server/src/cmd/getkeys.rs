@@ -76,11 +76,13 @@ pub(super) fn key_positions(spec: &CommandSpec, argv: &[&[u8]]) -> Result<Vec<us
             keys
         }
         "blmpop" | "bzmpop" => counted_keys(argv, 2)?,
-        // Zero keys is no error for a script: an empty list.
-        "eval" | "evalsha" | "eval_ro" | "evalsha_ro" => {
-            let n = argv.get(2).and_then(|a| parse_i64(a)).ok_or(INVALID)?;
+        // Zero keys is no error for a script: an empty list; so is a
+        // `numkeys` that is no count or too big (Redis 7.0 answers both
+        // with an empty list).
+        "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "fcall" | "fcall_ro" => {
+            let n = argv.get(2).and_then(|a| parse_i64(a)).unwrap_or(-1);
             if n < 0 || n as u64 > (argc - 3) as u64 {
-                return Err(INVALID);
+                return Ok(Vec::new());
             }
             return Ok((3..3 + n as usize).collect());
         }

@@ -101,11 +101,18 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
                     stats.memory_entries
                 );
                 let (lua, scripts, script_bytes) = server.scripts.memory();
+                let (libraries, functions, function_bytes) = {
+                    let registry = server.scripts.functions.registry();
+                    let (libraries, functions) = registry.counts();
+                    let bytes: usize = registry.libraries.values().map(|l| l.code.len()).sum();
+                    (libraries, functions, bytes)
+                };
+                let all_bytes = script_bytes + function_bytes;
                 let _ = write!(
                     t,
-                    "used_memory_lua:{lua}\r\nused_memory_lua_human:{}\r\nused_memory_scripts_eval:{script_bytes}\r\nnumber_of_cached_scripts:{scripts}\r\nused_memory_scripts:{script_bytes}\r\nused_memory_scripts_human:{}\r\n",
+                    "used_memory_lua:{lua}\r\nused_memory_lua_human:{}\r\nused_memory_scripts_eval:{script_bytes}\r\nnumber_of_cached_scripts:{scripts}\r\nnumber_of_functions:{functions}\r\nnumber_of_libraries:{libraries}\r\nused_memory_functions:{function_bytes}\r\nused_memory_scripts:{all_bytes}\r\nused_memory_scripts_human:{}\r\n",
                     human(lua),
-                    human(script_bytes as u64),
+                    human(all_bytes as u64),
                 );
             }
             "persistence" => {

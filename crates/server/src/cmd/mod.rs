@@ -40,7 +40,6 @@ mod echo;
 mod exists;
 mod expire;
 mod flushall;
-mod function;
 pub mod geo;
 mod get;
 mod getex;
@@ -536,7 +535,9 @@ async fn run_command(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         Cmd::Client => client::run(args, ctx).await,
         Cmd::Object => object::run(args, ctx).await,
         Cmd::Memory => memory::run(args, ctx).await,
-        Cmd::Function => function::run(args, ctx).await,
+        Cmd::Function => script::function(args, ctx).await,
+        Cmd::Fcall => script::fcall(args, ctx, false).await,
+        Cmd::FcallRo => script::fcall(args, ctx, true).await,
         Cmd::Eval => script::eval(args, ctx, false, false).await,
         Cmd::EvalSha => script::eval(args, ctx, true, false).await,
         Cmd::EvalRo => script::eval(args, ctx, false, true).await,

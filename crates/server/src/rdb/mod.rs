@@ -17,9 +17,10 @@
 //!   7.0 writes it. (Like Redis 7.0's, these payloads do not restore into
 //!   a Redis older than 7.0, which refuses versions past its own.)
 //!
-//! `file.rs` writes a whole RDB file (header, database 0, end mark), for a
-//! replica's full synchronisation (`crate::replication`); files are not
-//! read here.
+//! - `functions.rs`: `FUNCTION DUMP`'s payload (libraries' codes).
+//! - `file.rs` writes a whole RDB file (header, database 0, end mark),
+//!   for a replica's full synchronisation (`crate::replication`); files
+//!   are not read here.
 //!
 //! ```
 //! use bytes::Bytes;
@@ -40,12 +41,14 @@
 
 mod blob;
 mod file;
+mod functions;
 mod lzf;
 mod read;
 mod stream;
 mod write;
 
 pub use file::file;
+pub use functions::{dump_functions, restore_functions, FUNCTIONS_VERSION};
 
 use crate::hash::Hash;
 use crate::list::List;

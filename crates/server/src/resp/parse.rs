@@ -311,6 +311,15 @@ fn hex(b: u8) -> Option<u8> {
     }
 }
 
+/// Redis's `sdssplitargs` of `line` (quotes and escapes decoded); `None`
+/// for unbalanced quotes.
+pub(crate) fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let mut copy = line.to_vec();
+    let mut ranges = Vec::new();
+    split_inline(&mut copy, &mut ranges).ok()?;
+    Some(ranges.iter().map(|&(a, b)| copy[a..b].to_vec()).collect())
+}
+
 /// Redis's `sdssplitargs`, decoding in place: the write cursor never passes
 /// the read cursor because every escape or quote shrinks the text.
 fn split_inline(line: &mut [u8], args: &mut Vec<(usize, usize)>) -> Result<(), ProtocolError> {

@@ -5,6 +5,7 @@
 
 mod bits;
 mod eval;
+mod function;
 mod geo;
 mod hash;
 mod hll;
@@ -16,6 +17,7 @@ mod stream;
 mod zset;
 pub use bits::bits_script;
 pub use eval::eval_script;
+pub use function::function_script;
 pub use geo::geo_script;
 pub use hash::hash_script;
 pub use hll::hll_script;

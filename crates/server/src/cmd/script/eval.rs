@@ -80,8 +80,7 @@ pub async fn eval(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, by_sha: bool, read_onl
         _ => read_only,
     };
     let keys_end = 3 + numkeys as usize;
-    let (to_server, mut from_vm) = tokio::sync::mpsc::unbounded_channel();
-    let (reply_tx, replies) = std::sync::mpsc::channel::<CallResult>();
+    let (to_server, from_vm, reply_tx, replies) = channels();
     let job = RunJob {
         sha,
         body,
@@ -92,8 +91,35 @@ pub async fn eval(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, by_sha: bool, read_onl
         client: ctx.client.proto,
         to_server,
         replies,
+        function: None,
     };
+    run(ctx, job, from_vm, reply_tx, read_only, None).await;
+    Flow::Continue
+}
 
+/// The ends of a script's line to the VM that stay here.
+pub(super) fn channels() -> (
+    tokio::sync::mpsc::UnboundedSender<FromVm>,
+    tokio::sync::mpsc::UnboundedReceiver<FromVm>,
+    std::sync::mpsc::Sender<CallResult>,
+    std::sync::mpsc::Receiver<CallResult>,
+) {
+    let (to_server, from_vm) = tokio::sync::mpsc::unbounded_channel();
+    let (reply_tx, replies) = std::sync::mpsc::channel::<CallResult>();
+    (to_server, from_vm, reply_tx, replies)
+}
+
+/// Runs `job` (a script, or `FCALL`'s function when `function` is set)
+/// alone: leaves the gate and takes it exclusively (unless under
+/// `EXEC`), answers its `redis.call`s, and writes its reply.
+pub(super) async fn run(
+    ctx: &mut Ctx<'_, '_>,
+    job: RunJob,
+    mut from_vm: tokio::sync::mpsc::UnboundedReceiver<FromVm>,
+    reply_tx: std::sync::mpsc::Sender<CallResult>,
+    read_only: bool,
+    function: Option<super::Running>,
+) {
     let engine = ctx.engine;
     let gate = engine.gate();
     // Under EXEC the gate is already held alone (and `in_exec` is set).
@@ -108,10 +134,10 @@ pub async fn eval(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, by_sha: bool, read_onl
     ctx.client.in_exec = true;
     let was_in_script = std::mem::replace(&mut ctx.client.in_script, true);
     let client_proto = ctx.client.proto;
-    ctx.server.scripts.start_run();
+    ctx.server.scripts.start_run(function);
     // Its writes reach replicas as one block (Redis 7's effects replication).
     let block = crate::cmd::propagate::open_block(ctx);
-    if let Err(msg) = ctx.server.scripts.send(Job::Run(job)) {
+    if let Err(msg) = ctx.server.scripts.send(Job::Run(Box::new(job))) {
         ctx.error(&msg);
     } else {
         loop {
@@ -141,7 +167,6 @@ pub async fn eval(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, by_sha: bool, read_onl
     if !nested && was_inside {
         gate.enter(&mut ctx.client.seat).await;
     }
-    Flow::Continue
 }
 
 /// Compiles `body` in the VM and caches it: its SHA1 and body, or the
@@ -287,7 +312,7 @@ pub async fn script(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
                 Err(msg) => ctx.error(&msg),
             }
         }
-        "kill" => match scripts.kill() {
+        "kill" => match scripts.kill(true) {
             Ok(()) => reply::ok(ctx.out),
             Err(msg) => ctx.error(msg),
         },
@@ -305,21 +330,24 @@ pub async fn script(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     Flow::Continue
 }
 
-/// Redis's reply while a script runs past `busy-reply-threshold`.
-const BUSY: &str =
-    "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSCRIPT.";
-
 /// Answers a request that arrived while a script runs past the busy
 /// threshold (it holds the gate), as Redis answers then: `SCRIPT KILL`
-/// stops it; `MULTI`, `DISCARD` and `UNWATCH` run (they touch no data);
+/// stops an `EVAL` script, `FUNCTION KILL` a function, `FUNCTION STATS`
+/// answers; `MULTI`, `DISCARD` and `UNWATCH` run (they touch no data);
 /// anything else is refused with `BUSY`, which inside `MULTI` makes `EXEC`
 /// fail (`EXECABORT`) and for `EXEC` discards the transaction.
 pub async fn busy_reply(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) {
-    if args.len() == 2 && args.is(0, "script") && args.is(1, "kill") {
-        match ctx.server.scripts.kill() {
+    let scripts = &ctx.server.scripts;
+    if args.len() == 2 && (args.is(0, "script") || args.is(0, "function")) && args.is(1, "kill") {
+        match scripts.kill(args.is(0, "script")) {
             Ok(()) => reply::ok(ctx.out),
             Err(msg) => ctx.error(msg),
         }
+        return;
+    }
+    let function_runs = scripts.running().is_some();
+    if args.len() == 2 && args.is(0, "function") && args.is(1, "stats") {
+        super::function::stats(ctx);
         return;
     }
     let index = lookup_index(args.get(0));
@@ -327,6 +355,7 @@ pub async fn busy_reply(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) {
         Some("multi" | "discard" | "unwatch") => {
             Box::pin(execute(args, ctx)).await;
         }
-        _ => crate::cmd::reject(ctx, index, BUSY),
+        _ if function_runs => crate::cmd::reject(ctx, index, super::BUSY_FUNCTION),
+        _ => crate::cmd::reject(ctx, index, super::BUSY_EVAL),
     }
 }

@@ -14,6 +14,8 @@
 //! Why one VM: compiled scripts stay cached in it (Redis's way), so a
 //! script is compiled once, not at every `EVAL`; scripts run one at a time
 //! anyway. `SCRIPT FLUSH` drops the VM and the next job makes a new one.
+//! Functions get a second VM on this thread (`function_vm.rs`, built with
+//! the same `Vm::new`), as Redis gives them a Lua state of their own.
 //!
 //! The sandbox is Redis's: the base, table, string and math libraries
 //! (no `os`, `io`, `require`, `loadfile`, `dofile`, `print`), `debug` only
@@ -33,6 +35,7 @@ use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
+use std::time::Instant;
 
 /// A message from the VM to the `EVAL` handler.
 #[derive(Debug)]
@@ -68,6 +71,8 @@ pub struct RunJob {
     pub to_server: tokio::sync::mpsc::UnboundedSender<FromVm>,
     /// Where call replies come from.
     pub replies: mpsc::Receiver<CallResult>,
+    /// `FCALL`: the function to run (`sha` and `body` are unused).
+    pub function: Option<String>,
 }
 
 /// A job for the VM thread.
@@ -83,13 +88,19 @@ pub enum Job {
         done: tokio::sync::oneshot::Sender<Result<(), String>>,
     },
     /// Run a script.
-    Run(RunJob),
+    Run(Box<RunJob>),
     /// Drop the VM and every compiled script (`SCRIPT FLUSH`).
     Flush,
+    /// A `FUNCTION` change (`function_vm.rs`).
+    Functions(super::function_vm::FnJob),
 }
 
 /// Starts the VM thread.
-pub fn spawn(kill: Arc<AtomicBool>, memory: Arc<AtomicU64>) -> std::io::Result<mpsc::Sender<Job>> {
+pub fn spawn(
+    kill: Arc<AtomicBool>,
+    memory: Arc<AtomicU64>,
+    functions: Arc<super::library::Functions>,
+) -> std::io::Result<mpsc::Sender<Job>> {
     let (tx, rx) = mpsc::channel::<Job>();
     std::thread::Builder::new()
         .name("lua".into())
@@ -98,7 +109,20 @@ pub fn spawn(kill: Arc<AtomicBool>, memory: Arc<AtomicU64>) -> std::io::Result<m
         .stack_size(32 << 20)
         .spawn(move || {
             let mut vm: Option<Vm> = None;
+            // Functions run in a Lua VM of their own, as in Redis.
+            let mut fvm: Option<super::function_vm::FnVm> = None;
             for job in rx {
+                let job = match job {
+                    Job::Functions(f) => {
+                        super::function_vm::handle(&mut fvm, f, &kill, &functions);
+                        continue;
+                    }
+                    Job::Run(run) if run.function.is_some() => {
+                        super::function_vm::run(&mut fvm, *run, &kill, &functions);
+                        continue;
+                    }
+                    job => job,
+                };
                 if matches!(job, Job::Flush) {
                     vm = None;
                     memory.store(0, Ordering::Relaxed);
@@ -119,8 +143,8 @@ pub fn spawn(kill: Arc<AtomicBool>, memory: Arc<AtomicU64>) -> std::io::Result<m
                     Job::Load { sha, body, done } => {
                         let _ = done.send(v.function(&sha, &body).map(|_| ()));
                     }
-                    Job::Run(run) => v.run(run),
-                    Job::Flush => {}
+                    Job::Run(run) => v.run(*run),
+                    Job::Flush | Job::Functions(_) => {}
                 }
                 memory.store(v.lua.used_memory() as u64, Ordering::Relaxed);
             }
@@ -138,7 +162,7 @@ fn fail(job: Job, msg: &str) {
             reply::error(&mut out, msg);
             let _ = run.to_server.send(FromVm::Done(out));
         }
-        Job::Flush => {}
+        Job::Flush | Job::Functions(_) => {}
     }
 }
 
@@ -148,8 +172,8 @@ struct Link {
     replies: mpsc::Receiver<CallResult>,
 }
 
-struct Vm {
-    lua: Lua,
+pub(super) struct Vm {
+    pub(super) lua: Lua,
     /// `function(f) return xpcall(f, handler) end`.
     runner: Function,
     /// The scripts' globals (a read-only proxy of the real ones).
@@ -159,6 +183,12 @@ struct Vm {
     link: Rc<RefCell<Option<Link>>>,
     resp3: Rc<Cell<bool>>,
     runs: u32,
+    /// The error table a Rust helper raised (see `Vm::new`).
+    pub(super) pending: Rc<RefCell<Option<Value>>>,
+    /// When a library's load must stop (`FUNCTION LOAD`'s timeout).
+    pub(super) deadline: Rc<Cell<Option<Instant>>>,
+    /// INIT's helpers for the functions engine.
+    pub(super) helpers: Table,
 }
 
 /// Lua run once at start, with the Rust helpers as arguments: the
@@ -289,11 +319,27 @@ rawset0(real, 'loadstring', function(s, ...)
   return loadstring0(s, ...)
 end)
 setmetatable0(real, {__index = missing, __newindex = readonly, __metatable = fakemeta})
-return function(f) return xpcall(f, handler) end, env
+-- For the functions engine (function_vm.rs): a function gets KEYS and
+-- ARGV as arguments; a library's load runs without a handler and answers
+-- its error's message (nil when it ran).
+local helpers = {
+  call = function(f, k, a) return xpcall(function() return f(k, a) end, handler) end,
+  load = function(f)
+    local ok, e = rawpcall(f)
+    if ok then return nil end
+    if type(e) ~= 'table' then e = take() or e end
+    if type(e) == 'table' then return tostring(rawget0(e, 'err')) end
+    return 'ERR ' .. tostring(e)
+  end,
+  protect = function(t) protected[t] = true return t end,
+  readonly = readonly, fakemeta = fakemeta, env = env, setmetatable = setmetatable0,
+  log = rlog,
+}
+return function(f) return xpcall(f, handler) end, env, helpers
 "#;
 
 impl Vm {
-    fn new(kill: &Arc<AtomicBool>) -> mlua::Result<Vm> {
+    pub(super) fn new(kill: &Arc<AtomicBool>) -> mlua::Result<Vm> {
         // SAFETY: `debug` is loaded only for the error handler, which
         // keeps it in a local; the global is removed before any script.
         let lua = unsafe {
@@ -308,6 +354,7 @@ impl Vm {
         // opaque error, which the handler and `pcall` swap for this table
         // (Redis's C helpers raise the table itself).
         let pending: Rc<RefCell<Option<Value>>> = Rc::new(RefCell::new(None));
+        let deadline: Rc<Cell<Option<Instant>>> = Rc::new(Cell::new(None));
         let raiser = |pending: &Rc<RefCell<Option<Value>>>| {
             let pending = pending.clone();
             move |t: Table| -> mlua::Error {
@@ -384,9 +431,14 @@ impl Vm {
         // Redis's `pcall` re-raises it, so a script cannot swallow it.
         const KILLED: &[u8] = b"Script killed by user with SCRIPT KILL...";
         let (hook_kill, raise) = (kill.clone(), raiser(&pending));
+        let hook_deadline = deadline.clone();
         lua.set_hook(
             mlua::HookTriggers::new().every_nth_instruction(100_000),
             move |lua, _| {
+                // A library's load past its time (Redis's load hook).
+                if hook_deadline.get().is_some_and(|d| Instant::now() > d) {
+                    return Err(raise(convert::error_table(lua, b"FUNCTION LOAD timeout")?));
+                }
                 if hook_kill.load(Ordering::Relaxed) {
                     tracing::warn!("Lua script killed by user with SCRIPT KILL.");
                     return Err(raise(convert::error_table(lua, KILLED)?));
@@ -403,7 +455,7 @@ impl Vm {
         })?;
         let take_pending = pending.clone();
         let take = lua.create_function(move |_, ()| Ok(take_pending.borrow_mut().take()))?;
-        let (runner, env): (Function, Table) = lua
+        let (runner, env, helpers): (Function, Table, Table) = lua
             .load(INIT)
             .set_name("=redis_api")
             .set_mode(ChunkMode::Text)
@@ -419,6 +471,9 @@ impl Vm {
             link,
             resp3,
             runs: 0,
+            pending,
+            deadline,
+            helpers,
         })
     }
 
@@ -456,26 +511,46 @@ impl Vm {
     }
 
     fn run(&mut self, job: RunJob) {
-        let mut out = BytesMut::new();
         let f = match self.function(&job.sha, &job.body) {
             Ok(f) => f,
             Err(msg) => {
+                let mut out = BytesMut::new();
                 reply::error(&mut out, &msg);
                 let _ = job.to_server.send(FromVm::Done(out));
                 return;
             }
         };
         if let Err(e) = self.set_arrays(&job) {
+            let mut out = BytesMut::new();
             reply::error(&mut out, &format!("ERR {e}"));
             let _ = job.to_server.send(FromVm::Done(out));
             return;
         }
+        let runner = self.runner.clone();
+        let (label, name) = (job.sha.clone(), format!("f_{}", job.sha));
+        self.call(job, &label, &name, |_| runner.call::<MultiValue>(f));
+        let _ = self.globals.raw_set("KEYS", Value::Nil);
+        let _ = self.globals.raw_set("ARGV", Value::Nil);
+    }
+
+    /// Runs a script or function through `run` (an `xpcall` with the error
+    /// handler), its `redis.call`s going to the job's server, and sends the
+    /// reply. `label` names it in error replies (`script: <label>`),
+    /// `name` when it failed outside the handler.
+    pub(super) fn call(
+        &mut self,
+        job: RunJob,
+        label: &str,
+        name: &str,
+        run: impl FnOnce(&Lua) -> mlua::Result<MultiValue>,
+    ) {
+        let mut out = BytesMut::new();
         self.resp3.set(false);
         *self.link.borrow_mut() = Some(Link {
             to_server: job.to_server.clone(),
             replies: job.replies,
         });
-        let result = self.runner.call::<MultiValue>(f);
+        let result = run(&self.lua);
         *self.link.borrow_mut() = None;
         match result {
             Ok(values) => {
@@ -485,20 +560,15 @@ impl Vm {
                 if ok {
                     convert::lua_to_resp(&mut out, &v, job.client, self.resp3.get());
                 } else {
-                    error_reply(&mut out, &v, &job.sha);
+                    error_reply(&mut out, &v, label);
                 }
             }
             Err(e) => {
                 let msg = e.to_string();
                 let msg: String = msg.chars().take(100).collect();
-                reply::error(
-                    &mut out,
-                    &format!("ERR Error running script f_{}, {msg}", job.sha),
-                );
+                reply::error(&mut out, &format!("ERR Error running script {name}, {msg}"));
             }
         }
-        let _ = self.globals.raw_set("KEYS", Value::Nil);
-        let _ = self.globals.raw_set("ARGV", Value::Nil);
         // A collection step now and then, as Redis does every 50 scripts.
         self.runs += 1;
         if self.runs % 50 == 0 {
