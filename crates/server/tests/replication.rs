@@ -174,6 +174,9 @@ fn script() -> Vec<Vec<String>> {
         "PFADD hll a b c".into(),
         "PFCOUNT hll".into(),
         "PFCOUNT hll".into(),
+        "FUNCTION LOAD \"#!lua name=lib\nredis.register_function('setf', function(keys, args) return redis.call('set', keys[1], args[1]) end)\"".into(),
+        "FCALL setf 1 fk fv".into(),
+        "FUNCTION DELETE lib".into(),
         "PUBLISH chan hello".into(),
         "SET r bar".into(),
         // `RESTORE` of `DUMP r`, relative and absolute (see `stream_of`).

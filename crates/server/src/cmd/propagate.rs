@@ -69,7 +69,11 @@ pub(super) fn may_propagate(spec: &super::CommandSpec) -> bool {
     spec.flags.contains(&"write")
         || matches!(
             spec.cmd,
-            super::Cmd::Publish | super::Cmd::SPublish | super::Cmd::XGroup | super::Cmd::PfCount
+            super::Cmd::Publish
+                | super::Cmd::SPublish
+                | super::Cmd::XGroup
+                | super::Cmd::PfCount
+                | super::Cmd::Function
         )
 }
 

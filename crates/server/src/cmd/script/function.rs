@@ -127,8 +127,11 @@ pub async fn function(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         }
         _ => restore(args, ctx).await,
     };
-    if let Err(msg) = outcome {
-        ctx.error(&msg);
+    match outcome {
+        // Replicas get the libraries too (Redis's `write` subcommands).
+        Ok(()) if matches!(sub, "load" | "delete" | "flush" | "restore") => ctx.mark_dirty(),
+        Ok(()) => {}
+        Err(msg) => ctx.error(&msg),
     }
     Flow::Continue
 }
@@ -312,6 +315,12 @@ pub async fn fcall(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, read_only: bool) -> F
             return Flow::Continue;
         }
     };
+    // A function that may write is refused up front, as a write, with too
+    // few good replicas.
+    if !read_only && flags & NO_WRITES == 0 && ctx.server.replicas.refuse_writes() {
+        ctx.error("NOREPLICAS Not enough good replicas to write.");
+        return Flow::Continue;
+    }
     let keys_end = 3 + numkeys;
     let (to_server, from_vm, reply_tx, replies) = channels();
     let job = RunJob {
