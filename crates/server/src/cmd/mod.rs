@@ -15,6 +15,7 @@ use bytes::{Bytes, BytesMut};
 use std::sync::Arc;
 use tiercache_engine::{Engine, EngineError, Entry, Session, Update, ValueKind};
 
+mod alone;
 mod append;
 mod auth;
 mod bitcount;

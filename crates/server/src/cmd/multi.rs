@@ -142,13 +142,7 @@ pub async fn exec(_args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         );
         return Flow::Continue;
     }
-    let engine = ctx.engine;
-    let gate = engine.gate();
-    // Out of the gate before taking it alone (or it would wait for this
-    // very batch), and back in after, for the rest of the batch.
-    let was_inside = ctx.client.seat.is_inside();
-    gate.leave(&mut ctx.client.seat);
-    let alone = gate.exclusive().await;
+    let alone = super::alone::Alone::take(ctx).await;
     let touched = ctx.client.watch.as_ref().is_some_and(|w| w.is_touched());
     // Unwatched before running: the transaction's own writes do not count.
     ctx.client.end_transaction();
@@ -168,10 +162,7 @@ pub async fn exec(_args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         super::propagate::close_block(ctx, block);
         ctx.client.in_exec = false;
     }
-    drop(alone);
-    if was_inside {
-        gate.enter(&mut ctx.client.seat).await;
-    }
+    alone.rejoin(ctx).await;
     Flow::Continue
 }
 

@@ -21,11 +21,7 @@ pub async fn sync(_args: &Args<'_>, ctx: &mut Ctx<'_, '_>, psync: bool) -> Flow 
         // Redis ignores a second SYNC from a replica.
         return Flow::Continue;
     }
-    let engine = ctx.engine;
-    let gate = engine.gate();
-    let was_inside = ctx.client.seat.is_inside();
-    gate.leave(&mut ctx.client.seat);
-    let alone = gate.exclusive().await;
+    let alone = super::alone::Alone::take(ctx).await;
     match snapshot(ctx).await {
         Ok(rdb) => {
             let replicas = &ctx.server.replicas;
@@ -52,10 +48,7 @@ pub async fn sync(_args: &Args<'_>, ctx: &mut Ctx<'_, '_>, psync: bool) -> Flow 
         }
         Err(msg) => ctx.error(&msg),
     }
-    drop(alone);
-    if was_inside {
-        gate.enter(&mut ctx.client.seat).await;
-    }
+    alone.rejoin(ctx).await;
     Flow::Continue
 }
 

@@ -79,8 +79,39 @@ pub async fn eval(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, by_sha: bool, read_onl
         Ok(Some(flags)) => read_only || flags.no_writes,
         _ => read_only,
     };
-    let keys_end = 3 + numkeys as usize;
+    let script = Script::Eval { sha, body };
+    run_with_args(ctx, args, numkeys as usize, script, read_only).await;
+    Flow::Continue
+}
+
+/// What [`run_with_args`] runs.
+pub(super) enum Script {
+    /// A cached script body.
+    Eval { sha: String, body: Arc<[u8]> },
+    /// `FCALL`'s function, as `FUNCTION STATS` shows it running.
+    Function(super::Running),
+}
+
+/// Runs `script` with `numkeys` keys from argument 3 of `args` and the
+/// rest as `ARGV` (`EVAL`'s and `FCALL`'s layout).
+pub(super) async fn run_with_args(
+    ctx: &mut Ctx<'_, '_>,
+    args: &Args<'_>,
+    numkeys: usize,
+    script: Script,
+    read_only: bool,
+) {
+    let keys_end = 3 + numkeys;
     let (to_server, from_vm, reply_tx, replies) = channels();
+    let (sha, body, function, running) = match script {
+        Script::Eval { sha, body } => (sha, body, None, None),
+        Script::Function(running) => (
+            String::new(),
+            Arc::from(&[][..]),
+            Some(running.name.clone()),
+            Some(running),
+        ),
+    };
     let job = RunJob {
         sha,
         body,
@@ -91,14 +122,13 @@ pub async fn eval(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, by_sha: bool, read_onl
         client: ctx.client.proto,
         to_server,
         replies,
-        function: None,
+        function,
     };
-    run(ctx, job, from_vm, reply_tx, read_only, None).await;
-    Flow::Continue
+    run(ctx, job, from_vm, reply_tx, read_only, running).await;
 }
 
 /// The ends of a script's line to the VM that stay here.
-pub(super) fn channels() -> (
+fn channels() -> (
     tokio::sync::mpsc::UnboundedSender<FromVm>,
     tokio::sync::mpsc::UnboundedReceiver<FromVm>,
     std::sync::mpsc::Sender<CallResult>,
@@ -112,7 +142,7 @@ pub(super) fn channels() -> (
 /// Runs `job` (a script, or `FCALL`'s function when `function` is set)
 /// alone: leaves the gate and takes it exclusively (unless under
 /// `EXEC`), answers its `redis.call`s, and writes its reply.
-pub(super) async fn run(
+async fn run(
     ctx: &mut Ctx<'_, '_>,
     job: RunJob,
     mut from_vm: tokio::sync::mpsc::UnboundedReceiver<FromVm>,
@@ -120,16 +150,11 @@ pub(super) async fn run(
     read_only: bool,
     function: Option<super::Running>,
 ) {
-    let engine = ctx.engine;
-    let gate = engine.gate();
     // Under EXEC the gate is already held alone (and `in_exec` is set).
     let nested = ctx.client.in_exec;
-    let was_inside = ctx.client.seat.is_inside();
-    let alone = if nested {
-        None
-    } else {
-        gate.leave(&mut ctx.client.seat);
-        Some(gate.exclusive().await)
+    let alone = match nested {
+        true => None,
+        false => Some(crate::cmd::alone::Alone::take(ctx).await),
     };
     ctx.client.in_exec = true;
     let was_in_script = std::mem::replace(&mut ctx.client.in_script, true);
@@ -163,9 +188,8 @@ pub(super) async fn run(
     ctx.client.proto = client_proto;
     ctx.client.in_exec = nested;
     ctx.client.in_script = was_in_script;
-    drop(alone);
-    if !nested && was_inside {
-        gate.enter(&mut ctx.client.seat).await;
+    if let Some(alone) = alone {
+        alone.rejoin(ctx).await;
     }
 }
 

@@ -4,18 +4,17 @@
 //! Changes go to the VM thread (`function_vm.rs`), which compiles the
 //! library and updates the registry and the functions file; reads
 //! (`LIST`, `STATS`, `DUMP`, `FCALL`'s lookup) use the registry here.
-//! `FCALL` runs the function as `EVAL` runs a script (`eval::run`).
+//! `FCALL` runs the function as `EVAL` runs a script (`eval::run_with_args`).
 
-use super::eval::{channels, run};
+use super::eval::{run_with_args, Script};
 use super::function_vm::{FnJob, Policy};
 use super::library::{FLAGS, NO_WRITES};
-use super::lua::{Job, RunJob};
+use super::lua::Job;
 use super::Running;
 use crate::cmd::subcommand::{subcommand_syntax, subcommand_to_run};
 use crate::cmd::{parse_i64, Args, Ctx, Flow};
 use crate::resp::reply;
 use bytes::Bytes;
-use std::sync::Arc;
 use tokio::sync::oneshot;
 
 const SUBCOMMANDS: &[(&str, i32)] = &[
@@ -321,25 +320,11 @@ pub async fn fcall(args: &Args<'_>, ctx: &mut Ctx<'_, '_>, read_only: bool) -> F
         ctx.error("NOREPLICAS Not enough good replicas to write.");
         return Flow::Continue;
     }
-    let keys_end = 3 + numkeys;
-    let (to_server, from_vm, reply_tx, replies) = channels();
-    let job = RunJob {
-        sha: String::new(),
-        body: Arc::from(&[][..]),
-        keys: (3..keys_end).map(|i| args.get(i).to_vec()).collect(),
-        argv: (keys_end..args.len())
-            .map(|i| args.get(i).to_vec())
-            .collect(),
-        client: ctx.client.proto,
-        to_server,
-        replies,
-        function: Some(name.clone()),
-    };
     let running = Running {
         name,
         argv: (0..args.len()).map(|i| args.get(i).to_vec()).collect(),
     };
     let read_only = read_only || flags & NO_WRITES != 0;
-    run(ctx, job, from_vm, reply_tx, read_only, Some(running)).await;
+    run_with_args(ctx, args, numkeys, Script::Function(running), read_only).await;
     Flow::Continue
 }
