@@ -34,6 +34,11 @@ pub struct ServerConfig {
     /// of one `Semaphore::new(max_clients)`). `None`: a cap of
     /// `max_clients` for this listener alone.
     pub shared_client_slots: Option<Arc<Semaphore>>,
+    /// The replicas fed the writes of this listener's connections (see
+    /// `crate::replication`): give the RESP and memcached listeners clones
+    /// of one, so that replicas attached over RESP get the memcached
+    /// writes too. `None`: this listener's own.
+    pub replicas: Option<Arc<crate::replication::Replicas>>,
     /// When set, every batch a connection reads is reported to this
     /// [`BusyPoll`], which keeps the thread polling for its window instead
     /// of sleeping between requests (give every listener a clone of one).
@@ -71,6 +76,7 @@ impl Default for ServerConfig {
             requirepass: None,
             shutdown_grace: Duration::from_secs(30),
             shared_client_slots: None,
+            replicas: None,
             busy_poll: None,
             shutdown_request: None,
             debug_command: DebugCommand::No,

@@ -20,11 +20,15 @@
 //! ([`Replicas::feed_expired`]), as Redis's expiry propagates them: a
 //! replica hides an expired key from reads but frees it only then.
 //!
+//! Writes made through the memcached protocol are fed as the state they
+//! left (`memcache/replicate.rs`): the two listeners share one `Replicas`
+//! (`ServerConfig::replicas`).
+//!
 //! Not here: partial resynchronisation (every `PSYNC` is a full one, there
 //! is no backlog), acting as a replica (`REPLICAOF host port` is refused),
-//! writes made through the memcached protocol, and `DEL`s for keys that
-//! expire only in a store or that the lookup of an expired key removes:
-//! replicas get absolute expiry times and hide those keys by them.
+//! and `DEL`s for keys that expire only in a store or that the lookup of an
+//! expired key removes: replicas get absolute expiry times and hide those
+//! keys by them.
 
 use crate::pubsub::Mailbox;
 use bytes::{BufMut, Bytes, BytesMut};

@@ -119,6 +119,7 @@ impl ServerState {
 
     /// Fresh state for a server on `port`.
     pub fn new(config: ServerConfig, port: u16) -> Self {
+        let replicas = config.replicas.clone().unwrap_or_default();
         ServerState {
             requirepass: RwLock::new(config.requirepass.clone().map(String::into_bytes)),
             idle_timeout_ms: AtomicU64::new(config.idle_timeout.as_millis() as u64),
@@ -143,7 +144,7 @@ impl ServerState {
             keyspace_events: Default::default(),
             slowlog: Default::default(),
             scripts: Default::default(),
-            replicas: Default::default(),
+            replicas,
         }
     }
 

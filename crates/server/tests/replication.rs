@@ -6,6 +6,7 @@
 //! Redis. (Redis's own suites check the streams too: docs/redis-compat.md.)
 
 mod common;
+mod mc;
 
 use common::{Client, Reply, TestServer};
 use std::net::SocketAddr;
@@ -554,4 +555,44 @@ async fn keys_that_expire_reach_replicas_as_del() {
     assert_eq!(del, ["del", "short"]);
     assert_eq!(c.cmd(&["EXISTS", "long"]).await, Reply::Int(1));
     ours.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memcached_writes_reach_replicas_as_their_state() {
+    let config = tiercache_server::ServerConfig {
+        replicas: Some(Default::default()),
+        ..Default::default()
+    };
+    let server = mc::McServer::start_with(config).await;
+    let mut link = Link::attach(server.resp_addr).await;
+    let mut m = server.client().await;
+    let script = "set a 7 0 1\nx\nappend a 0 0 1\ny\nincr n 1\nset n 0 100 1\n5\nincr n 2\n\
+                  touch n 0\nget a\nms b 2 T0\nhi\nmg b v\ndelete a\nflush_all\n";
+    let replies = m.script(script).await;
+    assert_eq!(
+        replies,
+        "STORED\r\nSTORED\r\nNOT_FOUND\r\nSTORED\r\n7\r\nTOUCHED\r\nVALUE a 7 2\r\nxy\r\nEND\r\n\
+         HD\r\nVA 2\r\nhi\r\nDELETED\r\nOK\r\n"
+    );
+    let mut got = Vec::new();
+    for _ in 0..10 {
+        got.push(mask(&link.next().await.join(" ")));
+    }
+    assert_eq!(
+        got,
+        [
+            "select 0",
+            "set a x",
+            "set a xy",
+            "del n",
+            "set n 5 PXAT <ms>",
+            "set n 7 PXAT <ms>",
+            "set n 7",
+            "set b hi",
+            "del a",
+            "flushall",
+        ],
+        "reads (`get`, `mg` without T) feed nothing"
+    );
+    server.shutdown().await;
 }

@@ -204,6 +204,8 @@ async fn serve(config: Config, data_dir: PathBuf, workers: usize) -> Result<(), 
         shared_client_slots: Some(Arc::new(tokio::sync::Semaphore::new(
             (config.server.max_clients as usize).min(tokio::sync::Semaphore::MAX_PERMITS),
         ))),
+        // Replicas attached over RESP get the memcached writes too.
+        replicas: Some(Default::default()),
         // One poller for both protocols: they share the thread.
         busy_poll: config.server.busy_poll.window(workers).map(|window| {
             tracing::info!(?window, "busy polling after requests");

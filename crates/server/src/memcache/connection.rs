@@ -192,10 +192,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> McConnection<S> {
             };
             // A run of plain `set`s is written as one engine batch (counted
             // first, so a lone request collects nothing).
-            let run = self.requests[executed..]
-                .iter()
-                .take_while(|slot| storage::is_plain_set(&request(slot)))
-                .count();
+            // With replicas attached each write is fed on its own.
+            let run = match self.server.replicas.any() {
+                true => 0,
+                false => self.requests[executed..]
+                    .iter()
+                    .take_while(|slot| storage::is_plain_set(&request(slot)))
+                    .count(),
+            };
             if run > 1 {
                 let sets: Vec<Req<'_>> = self.requests[executed..executed + run]
                     .iter()

@@ -80,6 +80,7 @@ pub async fn flush_all(req: &Req<'_>, ctx: &mut Ctx<'_, '_>) {
         let at = expiry_from_exptime(exptime, now_ms()).unwrap_or(0);
         let delay = Duration::from_millis(at.saturating_sub(now_ms()));
         let engine = ctx.engine.clone();
+        let replicas = ctx.server.replicas.clone();
         let server_generation = stats.flush_generation.clone();
         tokio::spawn(async move {
             tokio::time::sleep(delay).await;
@@ -90,7 +91,15 @@ pub async fn flush_all(req: &Req<'_>, ctx: &mut Ctx<'_, '_>) {
             // A request like any other: not in the middle of a transaction.
             let mut seat = GateSeat::new(0);
             engine.gate().enter(&mut seat).await;
+            let order = match replicas.any() {
+                true => Some(replicas.order().await),
+                false => None,
+            };
             let flushed = s.flush_all().await;
+            if order.is_some() && flushed.is_ok() {
+                replicas.feed_command(&[b"FLUSHALL"]);
+            }
+            drop(order);
             engine.gate().leave(&mut seat);
             let r = match flushed {
                 Ok(()) => s.commit().await,

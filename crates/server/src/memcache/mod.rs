@@ -45,6 +45,7 @@ pub mod parse;
 mod arith;
 mod meta;
 mod misc;
+mod replicate;
 mod retrieval;
 mod stats;
 mod storage;
@@ -235,6 +236,26 @@ pub fn push_u64(out: &mut BytesMut, n: u64) {
 
 /// Runs one request; its reply goes to `ctx.out`.
 pub async fn execute(req: &Req<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
+    if ctx.server.replicas.any() {
+        if let Some(target) = replicate::target(req) {
+            return execute_fed(req, ctx, target).await;
+        }
+    }
+    execute_request(req, ctx).await
+}
+
+/// A write with replicas attached: run and fed under the stream's order
+/// lock (`replicate.rs`).
+#[cold]
+async fn execute_fed(req: &Req<'_>, ctx: &mut Ctx<'_, '_>, target: replicate::Target<'_>) -> Flow {
+    let server = ctx.server;
+    let _order = server.replicas.order().await;
+    let flow = execute_request(req, ctx).await;
+    replicate::feed(ctx, target).await;
+    flow
+}
+
+async fn execute_request(req: &Req<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
     match req.parsed {
         Parsed::Swallowed => Flow::Continue,
         Parsed::Reply {
