@@ -1,7 +1,8 @@
 //! `DEBUG` over real TCP: refused unless `enable_debug_command` allows it
 //! (Redis 7's default), and what its subcommands do here: `OBJECT`'s line,
 //! `RELOAD`/`LOADAOF` reloading from the stores without losing anything,
-//! `SLEEP`, and Redis's wording for what it does not take.
+//! `SLEEP`, `PROTOCOL` and `SET-DISABLE-DENY-SCRIPTS`, and Redis's wording
+//! for what it does not take.
 
 mod common;
 
@@ -100,5 +101,84 @@ async fn debug_object_reload_and_sleep() {
             ))
         );
     }
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn debug_protocol_replies_each_type_and_scripts_may_call_it_when_allowed() {
+    let server = TestServer::start_with(debug_server(DebugCommand::Yes)).await;
+    let mut c = server.client().await;
+    // RESP2: the RESP3 types fall back to their RESP2 forms.
+    assert_eq!(
+        c.cmd(&["DEBUG", "PROTOCOL", "bignum"]).await,
+        Reply::bulk("1234567999999999999999999999999999999")
+    );
+    assert_eq!(c.cmd(&["DEBUG", "PROTOCOL", "true"]).await, Reply::Int(1));
+    assert_eq!(
+        c.cmd(&["DEBUG", "PROTOCOL", "push"]).await,
+        Reply::Error("ERR RESP2 is not supported by this command".into())
+    );
+    assert!(c
+        .cmd(&["DEBUG", "PROTOCOL", "nope"])
+        .await
+        .is_error_starting("ERR Wrong protocol type name"));
+    // RESP3: the types themselves; an attribute comes before its reply.
+    c.cmd(&["HELLO", "3"]).await;
+    assert_eq!(
+        c.cmd(&["DEBUG", "PROTOCOL", "false"]).await,
+        Reply::Bool(false)
+    );
+    assert_eq!(
+        c.cmd(&["DEBUG", "PROTOCOL", "map"]).await,
+        Reply::Map(vec![
+            (Reply::Int(0), Reply::Bool(false)),
+            (Reply::Int(1), Reply::Bool(true)),
+            (Reply::Int(2), Reply::Bool(false)),
+        ])
+    );
+    drop(c);
+    // A RESP3 connection read raw: the attribute map, then the reply.
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    s.write_all(b"HELLO 3\r\nDEBUG PROTOCOL attrib\r\nPING\r\n")
+        .await
+        .unwrap();
+    let (mut raw, mut byte) = (Vec::new(), [0u8; 1]);
+    while !raw.ends_with(b"+PONG\r\n") {
+        s.read_exact(&mut byte).await.unwrap();
+        raw.push(byte[0]);
+    }
+    let text = String::from_utf8_lossy(&raw);
+    assert!(
+        text.contains("|1\r\n$14\r\nkey-popularity\r\n*2\r\n$7\r\nkey:123\r\n:90\r\n$39\r\nSome real reply following the attribute\r\n+PONG"),
+        "{text}"
+    );
+    // Scripts may call DEBUG only once allowed, and never QUIT.
+    let mut c = server.client().await;
+    let script = "return redis.call('debug', 'protocol', 'bignum')";
+    assert!(c
+        .cmd(&["EVAL", script, "0"])
+        .await
+        .text()
+        .contains("This Redis command is not allowed from script"));
+    assert_eq!(
+        c.cmd(&["DEBUG", "SET-DISABLE-DENY-SCRIPTS", "1"]).await,
+        Reply::ok()
+    );
+    assert_eq!(
+        c.cmd(&["EVAL", script, "0"]).await,
+        Reply::bulk("1234567999999999999999999999999999999")
+    );
+    assert!(c
+        .cmd(&["EVAL", "return redis.call('quit')", "0"])
+        .await
+        .text()
+        .contains("This Redis command is not allowed from script"));
+    c.cmd(&["DEBUG", "SET-DISABLE-DENY-SCRIPTS", "0"]).await;
+    assert!(c
+        .cmd(&["EVAL", script, "0"])
+        .await
+        .text()
+        .contains("This Redis command is not allowed from script"));
     server.shutdown().await;
 }

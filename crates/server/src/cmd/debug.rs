@@ -21,6 +21,8 @@ use super::{Args, Ctx, Flow};
 use crate::config::DebugCommand;
 use crate::digest;
 use crate::resp::reply;
+use crate::resp::Proto;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// The subcommands and their arities (`DEBUG` has no subcommand table in
@@ -35,6 +37,8 @@ const SUBCOMMANDS: &[(&str, i32)] = &[
     ("digest", 2),
     ("digest-value", -2),
     ("quicklist-packed-threshold", 3),
+    ("set-disable-deny-scripts", 3),
+    ("protocol", 3),
     ("help", 2),
 ];
 
@@ -51,15 +55,19 @@ const HELP: &[&str] = &[
     "    Flush the AOF buffers on disk and reload the AOF in memory.",
     "OBJECT <key>",
     "    Show low level info about the `key` and associated value.",
-    "QUICKLIST-PACKED-THRESHOLD <size>",
-    "    Sets the threshold for elements to be inserted as plain vs packed nodes",
-    "    Default value is 1GB, allows values up to 4GB. Setting to 0 restores to default.",
+    "PROTOCOL <type>",
+    "    Reply with a test value of the specified type. <type> can be: string,",
+    "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
+    "    true, false.",
     "RELOAD [option ...]",
     "    Save the RDB on disk and reload it back to memory.",
     "SET-ACTIVE-EXPIRE <0|1>",
     "    Setting it to 0 disables expiring keys in background when they are not",
     "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
     "    default.",
+    "QUICKLIST-PACKED-THRESHOLD <size>",
+    "    Sets the threshold for elements to be inserted as plain vs packed nodes",
+    "    Default value is 1GB, allows values up to 4GB. Setting to 0 restores to default.",
     "SLEEP <seconds>",
     "    Stop the server for <seconds>. Decimals allowed.",
     "HELP",
@@ -113,6 +121,15 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         // Where Redis stores a big element in a node of its own. Lists
         // here keep any element in their nodes: the size is checked as
         // Redis checks it, and changes nothing (as the encoding tunables).
+        "set-disable-deny-scripts" => {
+            let on = args.get(2) != b"0";
+            ctx.server
+                .scripts
+                .deny_disabled
+                .store(on, Ordering::Relaxed);
+            reply::ok(ctx.out);
+        }
+        "protocol" => protocol(args.get(2), ctx),
         "quicklist-packed-threshold" => {
             let size = super::config::memory_value(&String::from_utf8_lossy(args.get(2)));
             match size {
@@ -125,6 +142,64 @@ pub async fn run(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         _ => reply::ok(ctx.out), // change-repl-id
     }
     Flow::Continue
+}
+
+/// `DEBUG PROTOCOL type`: one reply of each RESP3 type (Redis's
+/// `debugCommand`), as the client's protocol allows.
+fn protocol(name: &[u8], ctx: &mut Ctx<'_, '_>) {
+    let proto = ctx.proto();
+    let resp3 = proto == Proto::Resp3;
+    let out = &mut *ctx.out;
+    match name.to_ascii_lowercase().as_slice() {
+        b"string" => reply::bulk(out, b"Hello World"),
+        b"integer" => reply::integer(out, 12345),
+        // Redis's literal, not π.
+        #[allow(clippy::approx_constant)]
+        b"double" => reply::double(out, 3.141, proto),
+        b"bignum" if resp3 => out.extend_from_slice(b"(1234567999999999999999999999999999999\r\n"),
+        b"bignum" => reply::bulk(out, b"1234567999999999999999999999999999999"),
+        b"null" => reply::null(out, proto),
+        b"array" | b"set" => {
+            match name.eq_ignore_ascii_case(b"set") {
+                true => reply::set(out, 3, proto),
+                false => reply::array(out, 3),
+            }
+            for j in 0..3 {
+                reply::integer(out, j);
+            }
+        }
+        b"map" => {
+            reply::map(out, 3, proto);
+            for j in 0..3 {
+                reply::integer(out, j);
+                reply::boolean(out, j == 1, proto);
+            }
+        }
+        b"attrib" => {
+            if resp3 {
+                out.extend_from_slice(b"|1\r\n");
+                reply::bulk(out, b"key-popularity");
+                reply::array(out, 2);
+                reply::bulk(out, b"key:123");
+                reply::integer(out, 90);
+            }
+            reply::bulk(out, b"Some real reply following the attribute");
+        }
+        b"push" if !resp3 => reply::error(out, "ERR RESP2 is not supported by this command"),
+        b"push" => {
+            reply::push(out, 2, proto);
+            reply::bulk(out, b"server-cpu-usage");
+            reply::integer(out, 42);
+            reply::bulk(out, b"Some real reply following the push reply");
+        }
+        b"true" => reply::boolean(out, true, proto),
+        b"false" => reply::boolean(out, false, proto),
+        b"verbatim" => reply::verbatim(out, b"This is a verbatim\nstring", proto),
+        _ => reply::error(
+            out,
+            "ERR Wrong protocol type name. Please use one of the following: string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false",
+        ),
+    }
 }
 
 /// `DEBUG OBJECT key`.

@@ -213,6 +213,37 @@ async fn load(
     Ok((sha, body))
 }
 
+/// Commands a script never runs, even with `DEBUG
+/// SET-DISABLE-DENY-SCRIPTS 1`: they would block, end or change the
+/// connection, or run another script.
+fn never_from_scripts(spec: &crate::cmd::CommandSpec) -> bool {
+    spec.flags.contains(&"blocking")
+        || spec.flags.contains(&"pubsub")
+        || spec.flags.contains(&"no_multi")
+        || matches!(
+            spec.name,
+            "quit"
+                | "reset"
+                | "multi"
+                | "exec"
+                | "discard"
+                | "watch"
+                | "unwatch"
+                | "eval"
+                | "evalsha"
+                | "eval_ro"
+                | "evalsha_ro"
+                | "fcall"
+                | "fcall_ro"
+                | "script"
+                | "function"
+                | "shutdown"
+                | "monitor"
+                | "hello"
+                | "auth"
+        )
+}
+
 /// One `redis.call` of a script: Redis's checks, then the command.
 async fn call(argv: &[Vec<u8>], resp3: bool, read_only: bool, ctx: &mut Ctx<'_, '_>) -> CallResult {
     let Some(index) = lookup_index(&argv[0]) else {
@@ -225,7 +256,13 @@ async fn call(argv: &[Vec<u8>], resp3: bool, read_only: bool, ctx: &mut Ctx<'_, 
     }
     // SCRIPT's subcommands but HELP are `noscript` in Redis.
     let script_sub = spec.name == "script" && !argv[1].eq_ignore_ascii_case(b"help");
-    if spec.flags.contains(&"noscript") || script_sub {
+    let denied = spec.flags.contains(&"noscript") || script_sub;
+    let deny_disabled = ctx
+        .server
+        .scripts
+        .deny_disabled
+        .load(std::sync::atomic::Ordering::Relaxed);
+    if denied && (!deny_disabled || never_from_scripts(spec)) {
         return Err("This Redis command is not allowed from script".into());
     }
     if read_only && (spec.flags.contains(&"write") || spec.flags.contains(&"may_replicate")) {

@@ -58,6 +58,10 @@ pub struct Scripts {
     wrote: AtomicBool,
     /// Bytes the Lua VM holds, as of its last script (`used_memory_lua`).
     lua_memory: Arc<AtomicU64>,
+    /// `DEBUG SET-DISABLE-DENY-SCRIPTS 1`: scripts may call `noscript`
+    /// commands (Redis's hook for its own tests), but those that would
+    /// change the connection (`eval::never_from_scripts`).
+    pub deny_disabled: AtomicBool,
 }
 
 /// The function `FCALL` runs now, for `FUNCTION STATS`.
