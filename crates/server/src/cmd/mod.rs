@@ -409,7 +409,7 @@ async fn run_command(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
         );
         return Flow::Continue;
     }
-    if ctx.server.replicas.refuse_writes() && propagate::needs_good_replicas(spec, ctx) {
+    if ctx.server.replicas.refuse_writes() && propagate::needs_good_replicas(spec, args, ctx) {
         reject(ctx, Some(index), NOREPLICAS);
         return Flow::Continue;
     }

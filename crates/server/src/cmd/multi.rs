@@ -41,10 +41,11 @@ pub struct Transaction {
 impl Transaction {
     /// Whether a write command is queued.
     pub fn has_write(&self) -> bool {
-        self.commands.iter().any(|&(first, _)| {
-            let (start, end) = self.ranges[first];
-            super::lookup_index(&self.buf[start..end])
-                .is_some_and(|i| super::COMMANDS[i].flags.contains(&"write"))
+        self.commands.iter().any(|&(first, end)| {
+            let arg = |i: usize| &self.buf[self.ranges[i].0..self.ranges[i].1];
+            let sub = (end > first + 1).then(|| arg(first + 1));
+            super::lookup_index(arg(first))
+                .is_some_and(|i| super::propagate::writes(&super::COMMANDS[i], sub))
         })
     }
 

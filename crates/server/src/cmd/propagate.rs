@@ -80,9 +80,32 @@ pub(super) fn may_propagate(spec: &super::CommandSpec) -> bool {
 /// Whether `spec` is refused while too few replicas are good: a write, or
 /// an `EXEC` with a write queued (Redis's `processCommand`).
 #[cold]
-pub(super) fn needs_good_replicas(spec: &super::CommandSpec, ctx: &Ctx<'_, '_>) -> bool {
+pub(super) fn needs_good_replicas(
+    spec: &super::CommandSpec,
+    args: &Args<'_>,
+    ctx: &Ctx<'_, '_>,
+) -> bool {
     match spec.cmd {
         super::Cmd::Exec => ctx.client.tx.as_ref().is_some_and(|tx| tx.has_write()),
+        _ => writes(spec, (args.len() > 1).then(|| args.get(1))),
+    }
+}
+
+/// Whether a command is a write: Redis's `write` flag, which for the
+/// container commands `XGROUP` and `FUNCTION` is their subcommand's.
+pub(super) fn writes(spec: &super::CommandSpec, subcommand: Option<&[u8]>) -> bool {
+    let sub_in = |names: &[&str]| {
+        subcommand.is_some_and(|s| names.iter().any(|n| s.eq_ignore_ascii_case(n.as_bytes())))
+    };
+    match spec.cmd {
+        super::Cmd::XGroup => sub_in(&[
+            "create",
+            "setid",
+            "destroy",
+            "createconsumer",
+            "delconsumer",
+        ]),
+        super::Cmd::Function => sub_in(&["load", "delete", "flush", "restore"]),
         _ => spec.flags.contains(&"write"),
     }
 }
