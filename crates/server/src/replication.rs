@@ -31,7 +31,7 @@
 //! keys by them.
 
 use crate::pubsub::Mailbox;
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::{Bytes, BytesMut};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -366,17 +366,12 @@ pub fn encode_command(argv: &[&[u8]]) -> Bytes {
     out.freeze()
 }
 
-/// Appends `argv` as a RESP array of bulk strings.
+/// Appends `argv` as a RESP array of bulk strings: on the wire a
+/// request is what a reply of that shape is (also `MIGRATE`'s requests).
 pub fn append_command(out: &mut BytesMut, argv: &[&[u8]]) {
-    out.put_u8(b'*');
-    out.extend_from_slice(argv.len().to_string().as_bytes());
-    out.extend_from_slice(b"\r\n");
+    crate::resp::reply::array(out, argv.len());
     for a in argv {
-        out.put_u8(b'$');
-        out.extend_from_slice(a.len().to_string().as_bytes());
-        out.extend_from_slice(b"\r\n");
-        out.extend_from_slice(a);
-        out.extend_from_slice(b"\r\n");
+        crate::resp::reply::bulk(out, a);
     }
 }
 

@@ -16,6 +16,7 @@
 use super::{parse_i64, Args, Ctx, Flow, NOT_AN_INTEGER, SYNTAX_ERROR};
 use crate::notify::class;
 use crate::rdb;
+use crate::replication::append_command as command;
 use crate::resp::reply;
 use bytes::{Bytes, BytesMut};
 use std::time::Duration;
@@ -79,14 +80,6 @@ fn options<'a>(args: &Args<'a>) -> Result<Options<'a>, &'static str> {
     o.db = parse_i64(args.get(4)).ok_or(NOT_AN_INTEGER)?;
     o.timeout = Duration::from_millis(if ms <= 0 { 1000 } else { ms as u64 });
     Ok(o)
-}
-
-/// Appends a request: on the wire, an array of bulk strings, as a reply.
-fn command(out: &mut BytesMut, args: &[&[u8]]) {
-    reply::array(out, args.len());
-    for a in args {
-        reply::bulk(out, a);
-    }
 }
 
 /// Why the exchange with the target stopped short, in Redis's words.
