@@ -410,6 +410,54 @@ impl<K: Hash + Eq, V, M: Measure<K, V>> Cache<K, V, M> {
         shard.read_uncounted().peek_pinned(hash, key).cloned()
     }
 
+    /// Lazy expiry: removes `key` if it expired at `now` and is not pinned,
+    /// returning the removed key. A read lock answers the usual case (no
+    /// such entry); the write lock is taken only to remove one.
+    ///
+    /// ```
+    /// use tiercache_cache::{Cache, Measure};
+    /// struct Expiring;
+    /// impl Measure<String, u64> for Expiring {
+    ///     fn weight(&self, _: &String, _: &u64) -> u64 { 1 }
+    ///     fn expires_at(&self, at: &u64) -> Option<u64> { Some(*at) }
+    /// }
+    /// let cache: Cache<String, u64, _> = Cache::<String, u64>::builder(100).measure(Expiring).build();
+    /// cache.insert("k".to_string(), 10);
+    /// assert_eq!(cache.remove_expired("k", 9), None); // still live at 9
+    /// assert_eq!(cache.remove_expired("k", 10), Some("k".to_string()));
+    /// assert_eq!(cache.len(), 0);
+    /// ```
+    pub fn remove_expired<Q>(&self, key: &Q, now: u64) -> Option<K>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let (shard, hash) = self.locate(key);
+        let due = shard
+            .read_uncounted()
+            .peek(hash, key)
+            .and_then(|v| self.measure.expires_at(v))
+            .is_some_and(|at| at <= now);
+        if !due {
+            return None;
+        }
+        shard.write().remove_expired(hash, key, now, &self.measure)
+    }
+
+    /// Where `key`'s value lives in the cache (its slot), for diagnostics
+    /// such as Redis's `DEBUG OBJECT`. It stays put while the key is
+    /// overwritten; it moves when other removals compact the shard or the
+    /// shard grows.
+    pub fn value_address<Q>(&self, key: &Q) -> Option<usize>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let (shard, hash) = self.locate(key);
+        let guard = shard.read_uncounted();
+        guard.peek(hash, key).map(|v| v as *const V as usize)
+    }
+
     /// Removes entries expired at `now`, at most `limit`; returns how many.
     /// Pinned entries are left until they are unpinned.
     pub fn expire_due(&self, now: u64, limit: usize) -> usize {

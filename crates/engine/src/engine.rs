@@ -300,11 +300,15 @@ impl Engine {
     {
         let key = Bytes::copy_from_slice(key);
         let core = &self.core;
-        if let Some(e) = core.l1.get(&key, now_ms()) {
+        let now = now_ms();
+        if let Some(e) = core.l1.get(&key, now) {
             core.hits.fetch_add(1, Ordering::Relaxed);
             return Ok(Some(e));
         }
         core.misses.fetch_add(1, Ordering::Relaxed);
+        if let Some(key) = core.l1.reclaim_expired(&key, now) {
+            core.report_expired(key);
+        }
         let mut loader = Some(loader);
         loop {
             match core.flights.begin(&key) {
@@ -419,6 +423,13 @@ impl Engine {
     /// Redis calls `appendonly yes`.
     pub fn journals_writes(&self) -> bool {
         self.core.namespaces.iter().any(|n| n.wb.is_some())
+    }
+
+    /// Where `key`'s entry lives in the memory tier, if it is held there:
+    /// its slot, which stays put while the key is overwritten (what
+    /// Redis's `DEBUG OBJECT` reports as the value's address).
+    pub fn memory_address(&self, key: &[u8]) -> Option<usize> {
+        self.core.l1.entry_address(key)
     }
 
     /// Pauses (`false`) or resumes active expiry: while paused, expired
@@ -635,6 +646,9 @@ impl Core {
     /// filter rules out. `None`: [`Core::load_below_l1`] must ask the stores.
     fn l1_miss_known(&self, key: &[u8], now: u64) -> Option<Option<Entry>> {
         self.misses.fetch_add(1, Ordering::Relaxed);
+        if let Some(key) = self.l1.reclaim_expired(key, now) {
+            self.report_expired(key);
+        }
         let ns = self.namespace_of(key).1;
         if ns.cfg.stores.is_empty() {
             return Some(None);
@@ -648,6 +662,17 @@ impl Core {
             self.lookups_skipped.fetch_add(1, Ordering::Relaxed);
         }
         known
+    }
+
+    /// Tells the expiry listeners that want it (usually none) of a key a
+    /// read found expired and dropped: lazy expiry, reported as the active
+    /// expiry task reports its keys.
+    #[cold]
+    fn report_expired(&self, key: Bytes) {
+        let listeners = self.expiry_listeners.wanting();
+        for listener in &listeners {
+            listener.expired(std::slice::from_ref(&key));
+        }
     }
 
     /// [`Core::read`] once L1 has missed and [`Core::l1_miss_known`] could

@@ -282,6 +282,30 @@ impl MemoryTier {
         self.cache.expire_due_into(now, limit, keys)
     }
 
+    /// Lazy expiry: drops `key` if it expired at `now` and is clean (a
+    /// dirty one stays until flushed); returns the dropped key.
+    pub fn reclaim_expired(&self, key: &[u8], now: u64) -> Option<Bytes> {
+        self.cache.remove_expired(key, now)
+    }
+
+    /// Number of entries held that are expired at `now` and not yet
+    /// dropped (a scan).
+    pub fn count_expired(&self, now: u64) -> u64 {
+        let mut n = 0;
+        self.cache.for_each(|_, c| {
+            if c.entry.is_expired_at(now) {
+                n += 1;
+            }
+        });
+        n
+    }
+
+    /// Where `key`'s entry lives in the tier (see
+    /// [`tiercache_cache::Cache::value_address`]), if it is held.
+    pub fn entry_address(&self, key: &[u8]) -> Option<usize> {
+        self.cache.value_address(key)
+    }
+
     /// Removes everything, pinned entries included.
     pub fn clear(&self) {
         self.cache.clear();

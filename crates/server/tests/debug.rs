@@ -104,6 +104,22 @@ async fn debug_object_reload_and_sleep() {
     server.shutdown().await;
 }
 
+/// `DEBUG OBJECT`'s address is the key's slot in the memory tier: an
+/// `INCR` keeps it, as Redis's in-place `INCR` keeps its object's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn debug_object_reports_the_slot_an_incr_keeps() {
+    let server = TestServer::start_with(debug_server(DebugCommand::Yes)).await;
+    let mut c = server.client().await;
+    let at = |line: String| line.split(' ').nth(1).unwrap().to_string();
+    c.cmd(&["SET", "n", "20000"]).await;
+    c.cmd(&["INCR", "n"]).await;
+    let before = at(c.cmd(&["DEBUG", "OBJECT", "n"]).await.text());
+    assert!(before.starts_with("at:0x"), "{before}");
+    assert_eq!(c.cmd(&["INCR", "n"]).await, Reply::Int(20002));
+    assert_eq!(at(c.cmd(&["DEBUG", "OBJECT", "n"]).await.text()), before);
+    server.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn debug_protocol_replies_each_type_and_scripts_may_call_it_when_allowed() {
     let server = TestServer::start_with(debug_server(DebugCommand::Yes)).await;

@@ -254,6 +254,32 @@ async fn expired_keys_are_reported_once_and_overwritten_ones_not() {
     server.shutdown().await;
 }
 
+/// With active expiry paused (`DEBUG SET-ACTIVE-EXPIRE 0`), an expired key
+/// is held and counted until a read comes across it; the read drops it and
+/// raises `expired`, as Redis's lazy expiry does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_of_an_expired_key_drops_it_and_reports_it() {
+    let server = TestServer::start().await;
+    server.engine.set_active_expiry(false);
+    let mut c = server.client().await;
+    let mut sub = listen_all(&server).await;
+    c.cmd(&["CONFIG", "SET", "notify-keyspace-events", "Ex"])
+        .await;
+    c.cmd(&["SET", "k", "1", "PX", "50"]).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // A dirty entry stays until stored: store it.
+    server.engine.flush().await.unwrap();
+    assert_eq!(c.cmd(&["DBSIZE"]).await, Reply::Int(1));
+    assert_eq!(
+        events_of(&mut c, &mut sub, &[&["MGET", "k", "other"]]).await,
+        ["__keyevent@0__:expired k"]
+    );
+    assert_eq!(c.cmd(&["DBSIZE"]).await, Reply::Int(0));
+    // Once dropped, a read finds nothing to report.
+    assert!(events_of(&mut c, &mut sub, &[&["GET", "k"]]).await.is_empty());
+    server.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn new_keys_are_announced_before_their_first_event() {
     let server = TestServer::start().await;

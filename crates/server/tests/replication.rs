@@ -557,6 +557,27 @@ async fn keys_that_expire_reach_replicas_as_del() {
     ours.shutdown().await;
 }
 
+/// With active expiry paused, the read that drops an expired key sends
+/// the replica its `DEL`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_a_read_finds_expired_reach_replicas_as_del() {
+    let ours = TestServer::start().await;
+    ours.engine.set_active_expiry(false);
+    let mut c = ours.client().await;
+    let mut link = Link::attach(ours.addr).await;
+    assert_eq!(c.cmd(&["SET", "lazy", "v", "PX", "50"]).await, Reply::ok());
+    assert_eq!(link.next().await, ["select", "0"]);
+    assert_eq!(mask(&link.next().await.join(" ")), "set lazy v PXAT <ms>");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    ours.engine.flush().await.unwrap();
+    assert_eq!(c.cmd(&["GET", "lazy"]).await, Reply::Bulk(None));
+    let del = tokio::time::timeout(Duration::from_secs(10), link.next())
+        .await
+        .expect("no DEL for the key found expired");
+    assert_eq!(del, ["del", "lazy"]);
+    ours.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn memcached_writes_reach_replicas_as_their_state() {
     let config = tiercache_server::ServerConfig {

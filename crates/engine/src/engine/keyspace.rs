@@ -242,6 +242,14 @@ impl Session<'_> {
                 }
             });
         }
+        // Expired keys stay counted until dropped, as Redis counts them.
+        // Active expiry drops them within a tick (dirty ones once
+        // flushed); while it is paused, only a read drops one.
+        if !core.active_expiry.load(std::sync::atomic::Ordering::Relaxed) {
+            let held = core.l1.count_expired(now);
+            tally.keys += i128::from(held);
+            tally.expires += i128::from(held);
+        }
         Ok(tally.stats())
     }
 }

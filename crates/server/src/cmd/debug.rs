@@ -218,9 +218,15 @@ async fn object(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) {
     // out.
     let serialized = crate::rdb::dump(e.kind, &e.value).map_or(0, |p| p.len().saturating_sub(11));
     let clock = (tiercache_engine::now_ms() / 1000) & ((1 << 24) - 1);
+    // Redis reports its value object's address. Here that is the key's
+    // slot in the memory tier, which an overwrite (`INCR`) keeps; a key
+    // the tier does not hold reports its value's bytes.
+    let at = ctx
+        .engine
+        .memory_address(args.get(2))
+        .unwrap_or(e.value.as_ptr() as usize);
     let line = format!(
-        "Value at:{:p} refcount:1 encoding:{encoding} serializedlength:{serialized} lru:{clock} lru_seconds_idle:0",
-        e.value.as_ptr()
+        "Value at:{at:#x} refcount:1 encoding:{encoding} serializedlength:{serialized} lru:{clock} lru_seconds_idle:0"
     );
     reply::simple(ctx.out, &line);
 }
