@@ -703,7 +703,11 @@ impl Core {
     /// Batched read: L1 first, then per namespace one `get_many` per store
     /// for the keys still missing (coalesced with concurrent single reads).
     async fn read_many(&self, keys: &[Bytes]) -> Result<Vec<Option<Entry>>> {
-        let now = now_ms();
+        self.read_many_at(keys, now_ms()).await
+    }
+
+    /// [`Core::read_many`], checking expiry against `now`.
+    async fn read_many_at(&self, keys: &[Bytes], now: u64) -> Result<Vec<Option<Entry>>> {
         let mut out: Vec<Option<Entry>> = vec![None; keys.len()];
         let mut missing: HashMap<usize, Vec<usize>> = HashMap::new();
         for (i, k) in keys.iter().enumerate() {

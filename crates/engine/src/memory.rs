@@ -300,6 +300,12 @@ impl MemoryTier {
         n
     }
 
+    /// The entry held for `key`, expired or not, without recording an
+    /// access (Redis's `DEBUG OBJECT` finds a key not yet reclaimed).
+    pub fn peek(&self, key: &[u8]) -> Option<Entry> {
+        self.cache.peek(key).map(|c| c.entry)
+    }
+
     /// Where `key`'s entry lives in the tier (see
     /// [`tiercache_cache::Cache::value_address`]), if it is held.
     pub fn entry_address(&self, key: &[u8]) -> Option<usize> {

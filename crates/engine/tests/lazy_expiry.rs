@@ -2,8 +2,8 @@
 //! tier drops it and reports it to the expiry listeners, as Redis's
 //! `expireIfNeeded` does, also while active expiry is paused. Until then
 //! the key still counts in `key_stats` when active expiry is paused (what
-//! Redis's `DBSIZE` counts). And a key's slot stays put when it is
-//! overwritten.
+//! Redis's `DBSIZE` counts). A session's frozen clock holds for its batched
+//! reads too. And a key's slot stays put when it is overwritten.
 
 use bytes::Bytes;
 use std::sync::{Arc, Mutex};
@@ -130,4 +130,25 @@ async fn an_overwrite_keeps_the_keys_slot() {
     engine.set("n", "20001").await.unwrap();
     assert_eq!(engine.memory_address(b"n"), Some(before));
     assert_eq!(engine.memory_address(b"absent"), None);
+}
+
+#[tokio::test]
+async fn batched_reads_check_expiry_against_the_frozen_clock() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = write_through(dir.path()).await;
+    engine.set_active_expiry(false);
+    let mut s = engine.session();
+    s.freeze_clock();
+    s.set_entry(Bytes::from("k"), Entry::with_expiry("v", Some(now_ms() + 20)))
+        .await
+        .unwrap();
+    s.commit().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(40)).await;
+    // Expired by the wall clock, live at the frozen time (a script's run).
+    let keys = [Bytes::from("k")];
+    assert!(s.get_many(&keys).await.unwrap()[0].is_some());
+    assert_eq!(s.exists_many(&keys).await.unwrap(), 1);
+    let mut fresh = engine.session();
+    assert_eq!(fresh.exists_many(&keys).await.unwrap(), 0);
+    assert!(fresh.get_many(&keys).await.unwrap()[0].is_none());
 }

@@ -117,6 +117,20 @@ async fn debug_object_reports_the_slot_an_incr_keeps() {
     assert!(before.starts_with("at:0x"), "{before}");
     assert_eq!(c.cmd(&["INCR", "n"]).await, Reply::Int(20002));
     assert_eq!(at(c.cmd(&["DEBUG", "OBJECT", "n"]).await.text()), before);
+
+    // An expired key still held (active expiry paused) is found, as Redis
+    // finds it, until a read drops it.
+    c.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]).await;
+    c.cmd(&["SET", "gone", "v", "PX", "1"]).await;
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    server.engine.flush().await.unwrap();
+    let line = c.cmd(&["DEBUG", "OBJECT", "gone"]).await.text();
+    assert!(line.starts_with("Value at:"), "{line}");
+    assert_eq!(c.cmd(&["GET", "gone"]).await, Reply::Bulk(None));
+    assert_eq!(
+        c.cmd(&["DEBUG", "OBJECT", "gone"]).await,
+        Reply::Error("ERR no such key".into())
+    );
     server.shutdown().await;
 }
 

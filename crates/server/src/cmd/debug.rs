@@ -202,12 +202,17 @@ fn protocol(name: &[u8], ctx: &mut Ctx<'_, '_>) {
     }
 }
 
-/// `DEBUG OBJECT key`.
+/// `DEBUG OBJECT key`: as Redis, it also finds a key that expired but is
+/// still held (active expiry paused), without dropping it.
 async fn object(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) {
-    let e = match ctx.session.get(args.get(2)).await {
-        Ok(Some(e)) => e,
-        Ok(None) => return ctx.error("ERR no such key"),
-        Err(e) => return ctx.engine_error(&e),
+    let held = ctx.engine.memory().peek(args.get(2));
+    let e = match held {
+        Some(e) => e,
+        None => match ctx.session.get(args.get(2)).await {
+            Ok(Some(e)) => e,
+            Ok(None) => return ctx.error("ERR no such key"),
+            Err(e) => return ctx.engine_error(&e),
+        },
     };
     let encoding = match super::object::entry_encoding(ctx, args.get(2), &e) {
         Ok(enc) => enc,
