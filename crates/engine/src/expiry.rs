@@ -4,14 +4,17 @@
 //! The active expiry task (every 100 ms) asks the registered listeners
 //! whether anyone wants expirations; only then does it collect the keys
 //! the memory tier drops, and hands them over after the tier's locks are
-//! released. Keys that expire while held only by a store are dropped by
+//! released. A read that comes across an expired entry in the memory tier
+//! drops it and reports it the same way, at once (lazy expiry, as Redis's
+//! `expireIfNeeded`). Keys that expire while held only by a store are dropped by
 //! the store's purge and not reported (a store cannot list what it
 //! purged cheaply).
 
 use bytes::Bytes;
 use std::sync::{Mutex, Weak};
 
-/// Told of the keys active expiry removed (see the module documentation).
+/// Told of the keys active or lazy expiry removed (see the module
+/// documentation).
 pub trait ExpiryListener: Send + Sync {
     /// Whether expirations should be collected now (checked every tick,
     /// before any key is collected).

@@ -89,14 +89,21 @@ async fn with_active_expiry_running_key_stats_count_live_keys() {
     let engine = write_through(dir.path()).await;
     engine.set_active_expiry(false);
     let mut s = engine.session();
-    s.set_entry(Bytes::from("k"), Entry::with_expiry("v", Some(now_ms() + 20)))
-        .await
-        .unwrap();
+    s.set_entry(
+        Bytes::from("k"),
+        Entry::with_expiry("v", Some(now_ms() + 20)),
+    )
+    .await
+    .unwrap();
     s.commit().await.unwrap();
     tokio::time::sleep(Duration::from_millis(40)).await;
     assert_eq!(s.key_stats().await.unwrap().keys, 1, "held while paused");
     engine.set_active_expiry(true);
-    assert_eq!(s.key_stats().await.unwrap().keys, 0, "dropped within a tick");
+    assert_eq!(
+        s.key_stats().await.unwrap().keys,
+        0,
+        "dropped within a tick"
+    );
 }
 
 #[tokio::test]
@@ -108,9 +115,12 @@ async fn get_or_load_drops_an_expired_entry_before_loading() {
     let listener: Arc<dyn ExpiryListener> = heard.clone();
     engine.add_expiry_listener(Arc::downgrade(&listener));
     let mut s = engine.session();
-    s.set_entry(Bytes::from("k"), Entry::with_expiry("old", Some(now_ms() + 20)))
-        .await
-        .unwrap();
+    s.set_entry(
+        Bytes::from("k"),
+        Entry::with_expiry("old", Some(now_ms() + 20)),
+    )
+    .await
+    .unwrap();
     s.commit().await.unwrap();
     tokio::time::sleep(Duration::from_millis(40)).await;
     let v = engine
@@ -139,9 +149,12 @@ async fn batched_reads_check_expiry_against_the_frozen_clock() {
     engine.set_active_expiry(false);
     let mut s = engine.session();
     s.freeze_clock();
-    s.set_entry(Bytes::from("k"), Entry::with_expiry("v", Some(now_ms() + 20)))
-        .await
-        .unwrap();
+    s.set_entry(
+        Bytes::from("k"),
+        Entry::with_expiry("v", Some(now_ms() + 20)),
+    )
+    .await
+    .unwrap();
     s.commit().await.unwrap();
     tokio::time::sleep(Duration::from_millis(40)).await;
     // Expired by the wall clock, live at the frozen time (a script's run).

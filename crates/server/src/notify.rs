@@ -8,7 +8,7 @@
 //! pub/sub registry, so subscribers receive it like any message. With
 //! notifications off (the default) a call is one relaxed atomic load.
 //!
-//! Expired keys are reported by the engine's active expiry
+//! Expired keys are reported by the engine's active and lazy expiry
 //! ([`tiercache_engine::ExpiryListener`]); see `docs/redis-compat.md` for
 //! what is not reported (evictions, and keys that expire after leaving the
 //! memory tier).

@@ -48,6 +48,8 @@ struct Replica {
     acked: Arc<AtomicU64>,
     /// When it attached or acknowledged last.
     heard: Mutex<Instant>,
+    /// Whether its stream has had its `SELECT 0` (before its first write).
+    selected: AtomicBool,
 }
 
 /// The replicas attached now and the stream they are fed.
@@ -73,6 +75,8 @@ pub struct Replicas {
     /// Keys active expiry removed, not yet fed as `DEL`s.
     expired: Mutex<Vec<Bytes>>,
     expired_ready: tokio::sync::Notify,
+    /// Woken by every acknowledgement (`WAIT` waits on it).
+    acks: tokio::sync::Notify,
 }
 
 impl Default for Replicas {
@@ -89,6 +93,7 @@ impl Default for Replicas {
             max_lag: AtomicU32::new(10),
             expired: Mutex::new(Vec::new()),
             expired_ready: tokio::sync::Notify::new(),
+            acks: tokio::sync::Notify::new(),
         }
     }
 }
@@ -144,8 +149,8 @@ impl Replicas {
     }
 
     /// Attaches `client`, which already has its snapshot in its output;
-    /// the stream starts with `SELECT 0`, as Redis's does for a replica
-    /// that has none selected. Returns whether the tasks that run while
+    /// its first write comes after a `SELECT 0`, as Redis's does for a
+    /// replica that has none selected (a `PING` before needs none). Returns whether the tasks that run while
     /// replicas are attached ([`Replicas::ping_while_attached`],
     /// [`Replicas::feed_expired`]) must be started: each was stopped.
     pub fn attach(
@@ -155,8 +160,6 @@ impl Replicas {
         port: u16,
         mailbox: Arc<Mailbox>,
     ) -> (bool, bool) {
-        let select = encode_command(&[b"SELECT", b"0"]);
-        mailbox.post_encoded(select);
         let mut list = self.list.lock().unwrap_or_else(|e| e.into_inner());
         list.retain(|r| r.client != client);
         list.push(Replica {
@@ -166,6 +169,7 @@ impl Replicas {
             mailbox,
             acked: Arc::new(AtomicU64::new(0)),
             heard: Mutex::new(Instant::now()),
+            selected: AtomicBool::new(false),
         });
         self.count.store(list.len(), Ordering::Relaxed);
         (
@@ -206,6 +210,38 @@ impl Replicas {
             if r.client == client {
                 r.acked.fetch_max(offset, Ordering::Relaxed);
                 *r.heard.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+            }
+        }
+        self.acks.notify_waiters();
+    }
+
+    /// Waits until `wanted` replicas acknowledged `offset` or `deadline`
+    /// passes (`None`: no deadline); returns how many did. Woken by each
+    /// acknowledgement, not polled.
+    pub async fn wait_for_acks(
+        &self,
+        offset: u64,
+        wanted: i64,
+        deadline: Option<tokio::time::Instant>,
+    ) -> i64 {
+        loop {
+            // Registered before the count is read: an acknowledgement in
+            // between still wakes this wait.
+            let woken = self.acks.notified();
+            tokio::pin!(woken);
+            woken.as_mut().enable();
+            let acked = self.acked_at_least(offset) as i64;
+            if acked >= wanted || deadline.is_some_and(|d| tokio::time::Instant::now() >= d) {
+                return acked;
+            }
+            match deadline {
+                Some(d) => {
+                    tokio::select! {
+                        _ = woken => {}
+                        _ = tokio::time::sleep_until(d) => {}
+                    }
+                }
+                None => woken.await,
             }
         }
     }
@@ -271,10 +307,19 @@ impl Replicas {
 
     /// Feeds encoded commands (one or several, whole) to every replica.
     pub fn feed(&self, stream: Bytes) {
+        self.post(stream, true);
+    }
+
+    /// Posts `stream` to every replica, after the `SELECT 0` of one that
+    /// has not had it when `selecting` (a write).
+    fn post(&self, stream: Bytes, selecting: bool) {
         let list = self.list.lock().unwrap_or_else(|e| e.into_inner());
         self.offset
             .fetch_add(stream.len() as u64, Ordering::Relaxed);
         for r in list.iter() {
+            if selecting && !r.selected.swap(true, Ordering::Relaxed) {
+                r.mailbox.post_encoded(encode_command(&[b"SELECT", b"0"]));
+            }
             r.mailbox.post_encoded(stream.clone());
         }
     }
@@ -328,6 +373,12 @@ impl Replicas {
         self.feed(encode_command(argv));
     }
 
+    /// Feeds a command that is not a write (`PING`, `REPLCONF GETACK`):
+    /// Redis feeds those without a `SELECT`.
+    pub fn feed_control(&self, argv: &[&[u8]]) {
+        self.post(encode_command(argv), false);
+    }
+
     /// Every `period`, while replicas are attached, a `PING` in the
     /// stream, as Redis's `repl-ping-replica-period` (a replica hearing
     /// nothing for `repl-timeout` disconnects). Ends when the last replica
@@ -341,7 +392,7 @@ impl Replicas {
             if !self.any() && self.may_stop(&self.pinging) {
                 return;
             }
-            self.feed_command(&[b"PING"]);
+            self.feed_control(&[b"PING"]);
         }
     }
 }

@@ -736,7 +736,8 @@ pub enum ReplyMode {
     SkipThis,
 }
 
-/// Keys the engine's active expiry removed become `expired` events.
+/// Keys the engine's active or lazy expiry removed become `expired`
+/// events, and `DEL`s for replicas.
 impl tiercache_engine::ExpiryListener for ServerState {
     fn wants_expired(&self) -> bool {
         self.keyspace_events.wants(crate::notify::class::EXPIRED) || self.replicas.any()

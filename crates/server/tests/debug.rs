@@ -92,6 +92,24 @@ async fn debug_object_reload_and_sleep() {
         c.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "1"]).await,
         Reply::ok()
     );
+    // Checked as Redis checks it (it changes nothing here): a memory value
+    // up to 4 GB less 1 MB.
+    for ok in ["0", "1k", "100mb", "4095mb"] {
+        assert_eq!(
+            c.cmd(&["DEBUG", "QUICKLIST-PACKED-THRESHOLD", ok]).await,
+            Reply::ok(),
+            "{ok}"
+        );
+    }
+    for bad in ["4gb", "-1", "lots"] {
+        assert_eq!(
+            c.cmd(&["DEBUG", "QUICKLIST-PACKED-THRESHOLD", bad]).await,
+            Reply::Error(
+                "ERR argument must be a memory value bigger than 1 and smaller than 4gb".into()
+            ),
+            "{bad}"
+        );
+    }
     for bad in [&["DEBUG", "NOPE"][..], &["DEBUG", "OBJECT"]] {
         assert_eq!(
             c.cmd(bad).await,

@@ -276,7 +276,9 @@ async fn a_read_of_an_expired_key_drops_it_and_reports_it() {
     );
     assert_eq!(c.cmd(&["DBSIZE"]).await, Reply::Int(0));
     // Once dropped, a read finds nothing to report.
-    assert!(events_of(&mut c, &mut sub, &[&["GET", "k"]]).await.is_empty());
+    assert!(events_of(&mut c, &mut sub, &[&["GET", "k"]])
+        .await
+        .is_empty());
     server.shutdown().await;
 }
 

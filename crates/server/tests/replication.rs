@@ -557,6 +557,46 @@ async fn keys_that_expire_reach_replicas_as_del() {
     ours.shutdown().await;
 }
 
+/// `PING`s reach an idle replica every `repl-ping-replica-period`, and a
+/// `WAIT` with no timeout is answered as soon as the replica acknowledges.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_are_pinged_and_wait_wakes_on_their_ack() {
+    let ours = TestServer::start().await;
+    let mut c = ours.client().await;
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "repl-ping-replica-period", "1"])
+            .await,
+        Reply::ok()
+    );
+    let mut link = Link::attach(ours.addr).await;
+    let started = Instant::now();
+    let ping = tokio::time::timeout(Duration::from_secs(5), link.next())
+        .await
+        .expect("no PING to an idle replica");
+    assert_eq!(ping, ["ping"]);
+    assert!(started.elapsed() < Duration::from_secs(3));
+
+    let waiting = tokio::spawn(async move { c.cmd(&["WAIT", "1", "0"]).await });
+    loop {
+        let argv = tokio::time::timeout(Duration::from_secs(5), link.next())
+            .await
+            .expect("no GETACK");
+        if argv == ["replconf", "GETACK", "*"] {
+            break;
+        }
+        assert_eq!(argv, ["ping"]);
+    }
+    assert!(!waiting.is_finished(), "WAIT answered before any ACK");
+    let ack = b"*3\r\n$8\r\nREPLCONF\r\n$3\r\nACK\r\n$13\r\n1000000000000\r\n";
+    link.reader.get_mut().write_all(ack).await.unwrap();
+    let answered = tokio::time::timeout(Duration::from_secs(5), waiting)
+        .await
+        .expect("WAIT not woken by the ACK")
+        .unwrap();
+    assert_eq!(answered, Reply::Int(1));
+    ours.shutdown().await;
+}
+
 /// With active expiry paused, the read that drops an expired key sends
 /// the replica its `DEL`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

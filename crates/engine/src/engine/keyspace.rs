@@ -245,7 +245,10 @@ impl Session<'_> {
         // Expired keys stay counted until dropped, as Redis counts them.
         // Active expiry drops them within a tick (dirty ones once
         // flushed); while it is paused, only a read drops one.
-        if !core.active_expiry.load(std::sync::atomic::Ordering::Relaxed) {
+        if !core
+            .active_expiry
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
             let held = core.l1.count_expired(now);
             tally.keys += i128::from(held);
             tally.expires += i128::from(held);

@@ -7,7 +7,7 @@ use super::blocking;
 use super::{parse_i64, Args, Ctx, Flow, NOT_AN_INTEGER, REDIS_VERSION, SYNTAX_ERROR};
 use crate::resp::reply;
 use bytes::Bytes;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Keys read per page while taking the snapshot.
 const SNAPSHOT_PAGE: usize = 1024;
@@ -154,8 +154,8 @@ pub async fn role(_args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
 
 /// `WAIT numreplicas timeout` (milliseconds): how many replicas
 /// acknowledged every write made before it. With replicas attached it
-/// asks them (`REPLCONF GETACK *`) and polls their answers out of the
-/// gate; with none, it returns 0 at once when none is wanted, and
+/// asks them (`REPLCONF GETACK *`) and waits for their answers out of
+/// the gate; with none, it returns 0 at once when none is wanted, and
 /// otherwise waits out its timeout (0: forever) as Redis does, without
 /// holding anything but its connection (the wait of `cmd/blocking.rs`, on
 /// no key).
@@ -183,18 +183,12 @@ pub async fn wait(args: &Args<'_>, ctx: &mut Ctx<'_, '_>) -> Flow {
             reply::integer(ctx.out, acked);
             return Flow::Continue;
         }
-        replicas.feed_command(&[b"REPLCONF", b"GETACK", b"*"]);
-        let deadline = timeout.map(|t| Instant::now() + t);
+        replicas.feed_control(&[b"REPLCONF", b"GETACK", b"*"]);
+        let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
         let gate = ctx.engine.gate();
         let was_inside = ctx.client.seat.is_inside();
         gate.leave(&mut ctx.client.seat);
-        let acked = loop {
-            let acked = replicas.acked_at_least(target) as i64;
-            if acked >= wanted || deadline.is_some_and(|d| Instant::now() >= d) {
-                break acked;
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        };
+        let acked = replicas.wait_for_acks(target, wanted, deadline).await;
         if was_inside {
             gate.enter(&mut ctx.client.seat).await;
         }
