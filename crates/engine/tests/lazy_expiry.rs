@@ -36,6 +36,21 @@ async fn write_through(dir: &std::path::Path) -> Engine {
         .unwrap()
 }
 
+/// Writes `keys` expiring 20 ms from now and waits until they have expired.
+async fn write_expired(s: &mut tiercache_engine::Session<'_>, keys: &[&str]) {
+    let soon = Some(now_ms() + 20);
+    for k in keys {
+        s.set_entry(
+            Bytes::copy_from_slice(k.as_bytes()),
+            Entry::with_expiry("v", soon),
+        )
+        .await
+        .unwrap();
+    }
+    s.commit().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(40)).await;
+}
+
 #[tokio::test]
 async fn a_read_drops_an_expired_entry_and_reports_it() {
     let dir = tempfile::tempdir().unwrap();
@@ -46,17 +61,10 @@ async fn a_read_drops_an_expired_entry_and_reports_it() {
     engine.set_active_expiry(false);
 
     let mut s = engine.session();
-    let soon = Some(now_ms() + 30);
-    for k in ["a", "b", "c"] {
-        s.set_entry(Bytes::from(k), Entry::with_expiry("v", soon))
-            .await
-            .unwrap();
-    }
     s.set_entry(Bytes::from("live"), Entry::new("v"))
         .await
         .unwrap();
-    s.commit().await.unwrap();
-    tokio::time::sleep(Duration::from_millis(60)).await;
+    write_expired(&mut s, &["a", "b", "c"]).await;
 
     // Expired, but held: counted, as Redis counts keys not yet reclaimed.
     assert_eq!(s.key_stats().await.unwrap().keys, 4);
@@ -89,20 +97,13 @@ async fn with_active_expiry_running_key_stats_count_live_keys() {
     let engine = write_through(dir.path()).await;
     engine.set_active_expiry(false);
     let mut s = engine.session();
-    s.set_entry(
-        Bytes::from("k"),
-        Entry::with_expiry("v", Some(now_ms() + 20)),
-    )
-    .await
-    .unwrap();
-    s.commit().await.unwrap();
-    tokio::time::sleep(Duration::from_millis(40)).await;
+    write_expired(&mut s, &["k"]).await;
     assert_eq!(s.key_stats().await.unwrap().keys, 1, "held while paused");
     engine.set_active_expiry(true);
     assert_eq!(
         s.key_stats().await.unwrap().keys,
         0,
-        "dropped within a tick"
+        "live keys only while active expiry runs"
     );
 }
 
@@ -115,14 +116,7 @@ async fn get_or_load_drops_an_expired_entry_before_loading() {
     let listener: Arc<dyn ExpiryListener> = heard.clone();
     engine.add_expiry_listener(Arc::downgrade(&listener));
     let mut s = engine.session();
-    s.set_entry(
-        Bytes::from("k"),
-        Entry::with_expiry("old", Some(now_ms() + 20)),
-    )
-    .await
-    .unwrap();
-    s.commit().await.unwrap();
-    tokio::time::sleep(Duration::from_millis(40)).await;
+    write_expired(&mut s, &["k"]).await;
     let v = engine
         .get_or_load(b"k", || async { Ok(Some(Entry::new("loaded"))) })
         .await
@@ -149,14 +143,7 @@ async fn batched_reads_check_expiry_against_the_frozen_clock() {
     engine.set_active_expiry(false);
     let mut s = engine.session();
     s.freeze_clock();
-    s.set_entry(
-        Bytes::from("k"),
-        Entry::with_expiry("v", Some(now_ms() + 20)),
-    )
-    .await
-    .unwrap();
-    s.commit().await.unwrap();
-    tokio::time::sleep(Duration::from_millis(40)).await;
+    write_expired(&mut s, &["k"]).await;
     // Expired by the wall clock, live at the frozen time (a script's run).
     let keys = [Bytes::from("k")];
     assert!(s.get_many(&keys).await.unwrap()[0].is_some());
