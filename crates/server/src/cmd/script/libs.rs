@@ -3,7 +3,7 @@
 //! operations) and Redis's `math.random`/`math.randomseed` (its drand48,
 //! the same sequence on every machine).
 //!
-//! `cmsgpack` and `struct` are not provided.
+//! `cmsgpack` and `struct` are in `msgpack.rs` and `lua_struct.rs`.
 
 use mlua::{LightUserData, Lua, Table, Value, Variadic};
 use std::cell::Cell;

@@ -20,7 +20,8 @@
 //! The sandbox is Redis's: the base, table, string and math libraries
 //! (no `os`, `io`, `require`, `loadfile`, `dofile`, `print`), `debug` only
 //! for the error handler, and `cjson`, `bit` and Redis's `math.random`
-//! (`libs.rs`). Scripts see their globals through a read-only
+//! (`libs.rs`), `cmsgpack` (`msgpack.rs`) and `struct` (`lua_struct.rs`).
+//! Scripts see their globals through a read-only
 //! proxy: reading a missing global or writing any errors in Redis 7.0's
 //! words; the library tables are read-only proxies too.
 
@@ -284,7 +285,7 @@ end
 -- What getmetatable answers for the protected tables: read-only too.
 local fakemeta = setmetatable0({}, {__newindex = readonly, __metatable = false})
 protected[fakemeta] = true
-for _, name in ipairs({'string', 'table', 'math', 'redis', 'coroutine', 'cjson', 'bit'}) do
+for _, name in ipairs({'string', 'table', 'math', 'redis', 'coroutine', 'cjson', 'bit', 'cmsgpack', 'struct'}) do
   local t = rawget0(real, name)
   local p = setmetatable0({}, {__index = t, __newindex = readonly, __metatable = fakemeta})
   protected[p] = true
@@ -372,6 +373,8 @@ impl Vm {
         let globals = lua.globals();
         globals.raw_set("cjson", libs::cjson(&lua, &raise_value)?)?;
         globals.raw_set("bit", libs::bit(&lua, &raise_value)?)?;
+        globals.raw_set("cmsgpack", super::msgpack::cmsgpack(&lua)?)?;
+        globals.raw_set("struct", super::lua_struct::library(&lua)?)?;
         libs::random(&lua, &globals.raw_get::<Table>("math")?, &raise_value)?;
         let (call_link, call_resp3, raise) = (link.clone(), resp3.clone(), raiser(&pending));
         let rcall = lua.create_function(move |lua, args: Variadic<Value>| {

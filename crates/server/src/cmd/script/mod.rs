@@ -6,6 +6,8 @@
 //! - `lua.rs`: the Lua 5.1 VM (one per server, on its own thread) with
 //!   Redis's sandbox and `redis.*` library.
 //! - `libs.rs`: `cjson`, `bit` and Redis's `math.random`.
+//! - `msgpack.rs` and `lua_struct.rs`: `cmsgpack` and `struct`, ported
+//!   from Redis's C as C functions, with `capi.rs`'s glue.
 //! - `convert.rs`: RESP replies to Lua values and back, with a small reply
 //!   parser for what `redis.call` gets back.
 //! - `eval.rs`: the commands. A script runs alone, as `EXEC` does: its
@@ -20,6 +22,7 @@
 //!   with `eval.rs`'s machinery.
 
 mod cache;
+mod capi;
 pub mod convert;
 mod eval;
 mod function;
@@ -27,6 +30,8 @@ mod function_vm;
 mod library;
 mod libs;
 mod lua;
+mod lua_struct;
+mod msgpack;
 
 pub use cache::{sha1hex, shebang, ScriptCache, Shebang};
 pub use eval::busy_reply;
