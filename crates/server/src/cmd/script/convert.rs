@@ -11,7 +11,8 @@
 //! verbatim string -> `{verbatim_string={format=..., string=...}}`.
 //!
 //! The script's return value goes the other way ([`lua_to_resp`]): number
-//! -> integer (truncated), string -> bulk, `true` -> 1 (a RESP3 boolean when
+//! -> integer (truncated as x86's `(long long)`: NaN, infinities and
+//! numbers out of range are the minimum), string -> bulk, `true` -> 1 (a RESP3 boolean when
 //! the script chose RESP3), `false` and `nil` -> null, a table with `err`
 //! -> error, with `ok` -> status, then the RESP3 forms above, else an array
 //! of the table's items from 1 up to the first `nil`.
@@ -300,7 +301,8 @@ fn encode(out: &mut BytesMut, v: &Value, client: Proto, resp3: bool, depth: usiz
         }
         Value::Integer(_) | Value::Number(_) => {
             let n = lua_number(v).unwrap_or(0.0);
-            reply::integer(out, n as i64);
+            // `(long long)n` on x86: NaN and out-of-range numbers give the minimum.
+            reply::integer(out, super::capi::c_i64(n));
         }
         Value::Table(t) => encode_table(out, t, client, resp3, depth),
         _ => reply::null(out, client),
@@ -477,6 +479,11 @@ mod tests {
         let r2 = |s| roundtrip(s, Proto::Resp2, false);
         assert_eq!(r2("return 3.99"), ":3\r\n");
         assert_eq!(r2("return -3.99"), ":-3\r\n");
+        for big in ["1/0", "-1/0", "0/0", "2^63", "-2^70"] {
+            let min = format!(":{}\r\n", i64::MIN);
+            let script = format!("return {big}");
+            assert_eq!(roundtrip(&script, Proto::Resp2, false), min, "{big}");
+        }
         assert_eq!(r2("return 'x'"), "$1\r\nx\r\n");
         assert_eq!(r2("return true"), ":1\r\n");
         assert_eq!(r2("return false"), "$-1\r\n");
