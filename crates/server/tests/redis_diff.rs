@@ -26,8 +26,8 @@ mod diff_script;
 use common::{encode, Client, Reply, TestServer};
 use diff_script::{
     auth_script, bits_script, eval_script, function_script, geo_script, hash_script, hll_script,
-    list_script, set_script, sort_script, stream_script, strings_script, transactions_script,
-    words, zset_script, Check, Step,
+    list_script, msgpack_script, set_script, sort_script, stream_script, strings_script,
+    transactions_script, words, zset_script, Check, Step,
 };
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -331,6 +331,11 @@ async fn streams_match_redis() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn eval_matches_redis() {
     matches_redis(eval_script()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cmsgpack_and_struct_match_redis() {
+    matches_redis(msgpack_script()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

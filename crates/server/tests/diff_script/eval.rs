@@ -29,6 +29,8 @@ pub fn eval_script() -> Vec<Step> {
         eval("return 1", &["0"]),
         eval("return 3.99", &["0"]),
         eval("return -3.99", &["0"]),
+        // Numbers out of int64 range, NaN and infinities: x86's cast.
+        eval("return {1/0, -1/0, 0/0, 2^63, -2^70, 2^53, -0.0}", &["0"]),
         eval("return 'x'", &["0"]),
         eval("return true", &["0"]),
         eval("return false", &["0"]),
