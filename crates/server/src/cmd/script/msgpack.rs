@@ -176,12 +176,13 @@ unsafe fn is_array(l: *mut lua_State) -> Result<bool, Raise> {
     ffi::lua_pushnil(l);
     while ffi::lua_next(l, -2) != 0 {
         ffi::lua_settop(l, -2);
+        // A key that is not a number fails as 0 does (a key is never NaN).
         let n = match ffi::lua_type(l, -1) {
             ffi::LUA_TNUMBER => ffi::lua_tonumber(l, -1),
-            _ => f64::NAN,
+            _ => 0.0,
         };
         // (`(int)n == n` on x86: integral and within int.)
-        if !(n > 0.0) || c_i32(n) as f64 != n {
+        if n <= 0.0 || c_i32(n) as f64 != n {
             ffi::lua_settop(l, top);
             return Ok(false);
         }
