@@ -40,9 +40,17 @@ pub(super) type Body = unsafe fn(*mut lua_State) -> Result<c_int, Raise>;
 /// # Safety
 /// `l` is the state calling the C function.
 pub(super) unsafe fn run(l: *mut lua_State, body: Body) -> c_int {
+    let args = ffi::lua_gettop(l);
     match body(l) {
         Ok(n) => n,
-        Err(e) => raise(l, e),
+        Err(e) => {
+            // What the body pushed is dropped (nothing reads it), so the
+            // message has the room a C function starts with even when
+            // the error is that the stack is full: C's `luaL_error` pushes
+            // past the checked top, which Lua's API checks refuse.
+            ffi::lua_settop(l, args.min(ffi::lua_gettop(l)));
+            raise(l, e)
+        }
     }
 }
 

@@ -290,89 +290,86 @@ fn be(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0, |n, &b| n << 8 | b as u64)
 }
 
+/// One object's head: a scalar, or a collection's length (its items
+/// follow).
+#[derive(Debug)]
+enum Item<'a> {
+    Number(f64),
+    Nil,
+    Bool(bool),
+    Str(&'a [u8]),
+    Array(usize),
+    Map(usize),
+}
+
+/// Reads the next object's head (the cases of `mp_decode_to_lua_type`);
+/// kept apart from the recursion so each level's frame stays small
+/// (nesting goes as deep as the Lua stack allows, some 8000 levels).
+fn item<'a>(c: &mut &'a [u8]) -> Result<Item<'a>, Stop> {
+    let first = *c.first().ok_or(Stop::Eof)?;
+    // The head's bytes after the type byte, as a big-endian integer.
+    let mut head = |n: usize| -> Result<u64, Stop> { Ok(be(&take(c, 1 + n)?[1..])) };
+    Ok(match first {
+        // Unsigned values go through C's `lua_pushinteger`: a uint64
+        // above 2^63 comes back negative.
+        0xcc..=0xce => Item::Number(head(1 << (first - 0xcc))? as f64),
+        0xcf => Item::Number(head(8)? as i64 as f64),
+        0xd0 => Item::Number(head(1)? as u8 as i8 as f64),
+        0xd1 => Item::Number(head(2)? as u16 as i16 as f64),
+        0xd2 => Item::Number(head(4)? as u32 as i32 as f64),
+        0xd3 => Item::Number(head(8)? as i64 as f64),
+        0xc0 => {
+            take(c, 1)?;
+            Item::Nil
+        }
+        0xc2 | 0xc3 => {
+            take(c, 1)?;
+            Item::Bool(first == 0xc3)
+        }
+        0xca => Item::Number(f32::from_bits(head(4)? as u32) as f64),
+        0xcb => Item::Number(f64::from_bits(head(8)?)),
+        0xd9..=0xdb => {
+            let len = head(1 << (first - 0xd9))? as usize;
+            Item::Str(take(c, len)?)
+        }
+        0xdc => Item::Array(head(2)? as usize),
+        0xdd => Item::Array(head(4)? as usize),
+        0xde => Item::Map(head(2)? as usize),
+        0xdf => Item::Map(head(4)? as usize),
+        // The fixed forms: the value or length is in the type byte.
+        b if b & 0xe0 == 0xa0 => Item::Str(&take(c, 1 + (b & 0x1f) as usize)?[1..]),
+        b if b & 0x80 == 0 || b & 0xe0 == 0xe0 || b & 0xe0 == 0x80 => {
+            take(c, 1)?;
+            match b {
+                b if b & 0x80 == 0 => Item::Number(b as f64),
+                b if b & 0xe0 == 0xe0 => Item::Number(b as i8 as f64),
+                b if b & 0xf0 == 0x90 => Item::Array((b & 0xf) as usize),
+                b => Item::Map((b & 0xf) as usize),
+            }
+        }
+        // 0xc1, bin, ext and fixext.
+        _ => return Err(Stop::BadFormat),
+    })
+}
+
 /// Pushes the next object (`mp_decode_to_lua_type`).
 unsafe fn decode(l: *mut lua_State, c: &mut &[u8]) -> Result<(), Stop> {
-    let Some(&first) = c.first() else {
+    if c.is_empty() {
         return Err(Stop::Eof);
-    };
+    }
     // Every object may need a slot more than the C function has.
     check_stack(
         l,
         1,
         "too many return values at once; use unpack_one or unpack_limit instead.",
     )?;
-    let push = |n: f64| ffi::lua_pushnumber(l, n);
-    match first {
-        // Unsigned values go through C's `lua_pushinteger`: a uint64
-        // above 2^63 comes back negative.
-        0xcc => push(take(c, 2)?[1] as f64),
-        0xcd => push(be(&take(c, 3)?[1..]) as f64),
-        0xce => push(be(&take(c, 5)?[1..]) as f64),
-        0xcf => push(be(&take(c, 9)?[1..]) as i64 as f64),
-        0xd0 => push(take(c, 2)?[1] as i8 as f64),
-        0xd1 => push(be(&take(c, 3)?[1..]) as u16 as i16 as f64),
-        0xd2 => push(be(&take(c, 5)?[1..]) as u32 as i32 as f64),
-        0xd3 => push(be(&take(c, 9)?[1..]) as i64 as f64),
-        0xc0 => {
-            take(c, 1)?;
-            ffi::lua_pushnil(l);
-        }
-        0xc2 | 0xc3 => {
-            take(c, 1)?;
-            ffi::lua_pushboolean(l, (first == 0xc3) as c_int);
-        }
-        0xca => push(f32::from_bits(be(&take(c, 5)?[1..]) as u32) as f64),
-        0xcb => push(f64::from_bits(be(&take(c, 9)?[1..]))),
-        0xd9 => {
-            let len = be(&take(c, 2)?[1..]) as usize;
-            push_bytes(l, take(c, len)?);
-        }
-        0xda => {
-            let len = be(&take(c, 3)?[1..]) as usize;
-            push_bytes(l, take(c, len)?);
-        }
-        0xdb => {
-            let len = be(&take(c, 5)?[1..]) as usize;
-            push_bytes(l, take(c, len)?);
-        }
-        0xdc => {
-            let len = be(&take(c, 3)?[1..]) as usize;
-            decode_array(l, c, len)?;
-        }
-        0xdd => {
-            let len = be(&take(c, 5)?[1..]) as usize;
-            decode_array(l, c, len)?;
-        }
-        0xde => {
-            let len = be(&take(c, 3)?[1..]) as usize;
-            decode_map(l, c, len)?;
-        }
-        0xdf => {
-            let len = be(&take(c, 5)?[1..]) as usize;
-            decode_map(l, c, len)?;
-        }
-        b if b & 0x80 == 0 => {
-            take(c, 1)?;
-            push(b as f64);
-        }
-        b if b & 0xe0 == 0xe0 => {
-            take(c, 1)?;
-            push(b as i8 as f64);
-        }
-        b if b & 0xe0 == 0xa0 => {
-            let len = (b & 0x1f) as usize;
-            push_bytes(l, &take(c, 1 + len)?[1..]);
-        }
-        b if b & 0xf0 == 0x90 => {
-            take(c, 1)?;
-            decode_array(l, c, (b & 0xf) as usize)?;
-        }
-        b if b & 0xf0 == 0x80 => {
-            take(c, 1)?;
-            decode_map(l, c, (b & 0xf) as usize)?;
-        }
-        // 0xc1, bin, ext and fixext.
-        _ => return Err(Stop::BadFormat),
+    match item(c)? {
+        Item::Number(n) => ffi::lua_pushnumber(l, n),
+        Item::Nil => ffi::lua_pushnil(l),
+        Item::Bool(b) => ffi::lua_pushboolean(l, b as c_int),
+        Item::Str(s) => push_bytes(l, s),
+        Item::Array(len) => decode_array(l, c, len)?,
+        Item::Map(len) => decode_map(l, c, len)?,
     }
     Ok(())
 }
@@ -548,6 +545,39 @@ mod tests {
         assert_eq!(num(9_223_372_036_854_775_808.0), [0xca, 0x5f, 0, 0, 0]);
         assert_eq!(num(-9_223_372_036_854_775_808.0), int(i64::MIN));
         assert_eq!(num(1e-20)[0], 0xcb);
+    }
+
+    #[test]
+    fn heads_read_as_c_does() {
+        let read = |bytes: &[u8]| {
+            let mut c = bytes;
+            match item(&mut c) {
+                Ok(i) => Ok((format!("{i:?}"), c.len())),
+                Err(Stop::Eof) => Err("eof"),
+                Err(Stop::BadFormat) => Err("bad"),
+                Err(Stop::Raise(_)) => Err("raise"),
+            }
+        };
+        let ok = |s: &str, left: usize| Ok((s.to_string(), left));
+        assert_eq!(read(&[0x05, 1]), ok("Number(5.0)", 1));
+        assert_eq!(read(&[0xe0]), ok("Number(-32.0)", 0));
+        assert_eq!(
+            read(&[0xcf, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]),
+            ok("Number(-1.0)", 0)
+        );
+        assert_eq!(read(&[0xd1, 0xff, 0x7f]), ok("Number(-129.0)", 0));
+        assert_eq!(read(&[0xca, 0x3f, 0xc0, 0, 0]), ok("Number(1.5)", 0));
+        assert_eq!(read(&[0xa2, b'a', b'b', 9]), ok("Str([97, 98])", 1));
+        assert_eq!(read(&[0xda, 0, 1, b'x']), ok("Str([120])", 0));
+        assert_eq!(read(&[0x9f]), ok("Array(15)", 0));
+        assert_eq!(read(&[0x8f]), ok("Map(15)", 0));
+        assert_eq!(read(&[0xdd, 0, 1, 0, 0]), ok("Array(65536)", 0));
+        assert_eq!(read(&[0xc3]), ok("Bool(true)", 0));
+        assert_eq!(read(&[0xdb, 0, 0, 0, 2, b'x']), Err("eof"));
+        assert_eq!(read(&[0xcd, 1]), Err("eof"));
+        for bad in [0xc1, 0xc4, 0xc9, 0xd4, 0xd8] {
+            assert_eq!(read(&[bad, 0, 0, 0, 0, 0]), Err("bad"), "{bad:x}");
+        }
     }
 
     #[test]
