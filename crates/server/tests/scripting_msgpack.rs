@@ -425,6 +425,27 @@ async fn bad_input_is_refused_in_redis_words() {
     ));
     let refs: Vec<(&str, &str)> = cases.iter().map(|(e, w)| (e.as_str(), *w)).collect();
     check(&mut c, &refs).await;
+    // The C function's 8000 stack slots bound results and nesting (keys
+    // nest one slot a level, array items two).
+    let overflow =
+        "stack overflow (too many return values at once; use unpack_one or unpack_limit instead.)";
+    let limits = [
+        ("select('#', cmsgpack.unpack(('\\1'):rep(7999)))", "7999"),
+        ("err(cmsgpack.unpack, ('\\1'):rep(9000))", overflow),
+        (
+            "type(cmsgpack.unpack(('\\145'):rep(3998) .. '\\1'))",
+            "table",
+        ),
+        (
+            "err(cmsgpack.unpack, ('\\145'):rep(5000) .. '\\1')",
+            "stack overflow (in function mp_decode_to_lua_array)",
+        ),
+        (
+            "err(cmsgpack.unpack, ('\\129'):rep(8000) .. '\\1')",
+            overflow,
+        ),
+    ];
+    check(&mut c, &limits).await;
     // Uncaught, the error is the script's.
     let r = eval(&mut c, "return cmsgpack.unpack('\\205\\1')").await;
     let want = format!("ERR {}Missing bytes in input. script: ", at());

@@ -234,6 +234,22 @@ pub fn msgpack_script() -> Vec<Step> {
         s.push(run(&format!("return e(cmsgpack.unpack, unhex('{x}'))")));
     }
     s.push(run("return e(cmsgpack.pack)"));
+    // The C function's 8000 stack slots (LUAI_MAXCSTACK): results,
+    // arguments and nesting, and which check fails first.
+    for body in [
+        "return select('#', cmsgpack.unpack(string.rep('\\1', 7999)))",
+        "return select('#', cmsgpack.unpack(string.rep('\\1', 9000)))",
+        "local t = {} for i = 1, 4001 do t[i] = i end return #cmsgpack.pack(unpack(t))",
+        "local t = {} for i = 1, 3998 do t[i] = {} end return #cmsgpack.pack(unpack(t))",
+        "local t = {} for i = 1, 4000 do t[i] = {} end return #cmsgpack.pack(unpack(t))",
+        "return type(cmsgpack.unpack(string.rep('\\145', 3998) .. '\\1'))",
+        "return type(cmsgpack.unpack(string.rep('\\145', 5000) .. '\\1'))",
+        "return type(cmsgpack.unpack(string.rep('\\129', 8000) .. '\\1'))",
+        "return select('#', struct.unpack(string.rep('b', 7997), string.rep('x', 8000)))",
+        "return select('#', struct.unpack(string.rep('b', 8000), string.rep('x', 8000)))",
+    ] {
+        s.push(run(body));
+    }
     s.push(run("cmsgpack.pack = function() return 1 end"));
     s.push(run("struct.pack = nil"));
     s.extend(struct_steps());
