@@ -10,7 +10,8 @@
 #
 # TEST is a redis-benchmark test (set, get, incr...; default set),
 # REQUESTS the measured count (default 20000), PIPELINE its -P (default 1).
-# TIERCACHE_BIN=PATH counts that build (an A/B of two builds).
+# TIERCACHE_BIN=PATH counts that build (an A/B of two builds). HIT=1 sets
+# the key first, so that GETs hit.
 # Needs valgrind, redis-benchmark and redis-cli (Debian: valgrind,
 # redis-tools) and a release build (cargo build --release -p tiercache).
 set -euo pipefail
@@ -41,6 +42,11 @@ bench() {
   taskset -c 1 redis-benchmark -p "$port" -t "$test" -c 50 -P "$pipeline" -n "$1" -q 2>/dev/null |
     tr '\r' '\n' | grep 'per second' || true
 }
+# HIT=1: the key redis-benchmark reads exists (its GETs hit; without it
+# they miss).
+if [ -n "${HIT:-}" ]; then
+  redis-cli -p "$port" set key:__rand_int__ xxx >/dev/null
+fi
 bench 5000 >/dev/null
 sleep 2
 callgrind_control -i on "$pid" >/dev/null

@@ -295,6 +295,34 @@ impl<K: Hash + Eq, V, M: Measure<K, V>> Cache<K, V, M> {
         shard.read().get(hash, key, now, &self.measure).cloned()
     }
 
+    /// [`Cache::get_at`], telling the two misses apart: `Err(true)` when
+    /// `key` is held but expired at `now` (for the caller's lazy expiry:
+    /// [`Cache::remove_expired`]), `Err(false)` when it is not held.
+    ///
+    /// ```
+    /// use tiercache_cache::{Cache, Measure};
+    /// struct Expiring;
+    /// impl Measure<String, u64> for Expiring {
+    ///     fn weight(&self, _: &String, _: &u64) -> u64 { 1 }
+    ///     fn expires_at(&self, at: &u64) -> Option<u64> { Some(*at) }
+    /// }
+    /// let cache: Cache<String, u64, _> = Cache::<String, u64>::builder(100).measure(Expiring).build();
+    /// cache.insert("k".to_string(), 10);
+    /// assert_eq!(cache.lookup_at("k", 9), Ok(10));
+    /// assert_eq!(cache.lookup_at("k", 10), Err(true));
+    /// assert_eq!(cache.lookup_at("other", 10), Err(false));
+    /// ```
+    #[inline]
+    pub fn lookup_at<Q>(&self, key: &Q, now: u64) -> Result<V, bool>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+        V: Clone,
+    {
+        let (shard, hash) = self.locate(key);
+        shard.read().lookup(hash, key, now, &self.measure).cloned()
+    }
+
     /// The value for `key` without recording an access or a hit.
     pub fn peek<Q>(&self, key: &Q) -> Option<V>
     where

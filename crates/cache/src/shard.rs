@@ -281,16 +281,27 @@ impl<K: Hash + Eq, V> Shard<K, V> {
         Q: Hash + Eq + ?Sized,
         M: Measure<K, V>,
     {
-        let found = self.slab.find(hash, key).map(|i| self.slab.slot(i));
-        match found {
+        self.lookup(hash, key, now, m).ok()
+    }
+
+    /// [`Shard::get`], telling a miss on an expired entry still held
+    /// (`Err(true)`, for lazy expiry to drop) from one on no entry.
+    #[inline]
+    pub(crate) fn lookup<Q, M>(&self, hash: u32, key: &Q, now: u64, m: &M) -> Result<&V, bool>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+        M: Measure<K, V>,
+    {
+        match self.slab.find(hash, key).map(|i| self.slab.slot(i)) {
             Some(slot) if !m.expires_at(&slot.value).is_some_and(|at| at <= now) => {
                 // The hit is counted by the read lock (see `lock.rs`).
                 slot.touch();
-                Some(&slot.value)
+                Ok(&slot.value)
             }
-            _ => {
+            found => {
                 self.misses.miss();
-                None
+                Err(found.is_some())
             }
         }
     }

@@ -301,13 +301,17 @@ impl Engine {
         let key = Bytes::copy_from_slice(key);
         let core = &self.core;
         let now = now_ms();
-        if let Some(e) = core.l1.get(&key, now) {
-            core.hits.fetch_add(1, Ordering::Relaxed);
-            return Ok(Some(e));
-        }
-        core.misses.fetch_add(1, Ordering::Relaxed);
-        if let Some(key) = core.l1.reclaim_expired(&key, now) {
-            core.report_expired(key);
+        match core.l1.lookup(&key, now) {
+            Ok(e) => {
+                core.hits.fetch_add(1, Ordering::Relaxed);
+                return Ok(Some(e));
+            }
+            Err(expired) => {
+                core.misses.fetch_add(1, Ordering::Relaxed);
+                if expired {
+                    core.reclaim_expired(&key, now);
+                }
+            }
         }
         let mut loader = Some(loader);
         loop {
@@ -626,28 +630,40 @@ impl Core {
     pub(crate) async fn read(&self, key: &Bytes) -> Result<Option<Entry>> {
         let now = now_ms();
         match self.l1_hit(key, now) {
-            Some(e) => Ok(Some(e)),
-            None => match self.l1_miss_known(key, now) {
+            Ok(e) => Ok(Some(e)),
+            Err(expired) => match self.l1_miss_known(key, now, expired) {
                 Some(known) => Ok(known),
                 None => self.load_below_l1(key).await,
             },
         }
     }
 
-    /// The live L1 entry for `key` at `now`, counted as a hit.
-    fn l1_hit(&self, key: &[u8], now: u64) -> Option<Entry> {
-        let e = self.l1.get(key, now)?;
+    /// The live L1 entry for `key` at `now`, counted as a hit; on a miss,
+    /// whether an expired entry is held (see [`Core::l1_miss_known`]).
+    #[inline]
+    fn l1_hit(&self, key: &[u8], now: u64) -> std::result::Result<Entry, bool> {
+        let e = self.l1.lookup(key, now)?;
         self.hits.fetch_add(1, Ordering::Relaxed);
-        Some(e)
+        Ok(e)
+    }
+
+    /// Lazy expiry: drops `key`'s expired entry (if still so) and reports it.
+    #[cold]
+    fn reclaim_expired(&self, key: &[u8], now: u64) {
+        if let Some(key) = self.l1.reclaim_expired(key, now) {
+            self.report_expired(key);
+        }
     }
 
     /// Counts an L1 miss and answers it when no store needs asking: a
     /// pure-cache namespace, or a key the write-back queue holds or the key
     /// filter rules out. `None`: [`Core::load_below_l1`] must ask the stores.
-    fn l1_miss_known(&self, key: &[u8], now: u64) -> Option<Option<Entry>> {
+    /// `expired`: the lookup found an expired entry, which lazy expiry
+    /// drops here (a miss on no entry costs nothing more).
+    fn l1_miss_known(&self, key: &[u8], now: u64, expired: bool) -> Option<Option<Entry>> {
         self.misses.fetch_add(1, Ordering::Relaxed);
-        if let Some(key) = self.l1.reclaim_expired(key, now) {
-            self.report_expired(key);
+        if expired {
+            self.reclaim_expired(key, now);
         }
         let ns = self.namespace_of(key).1;
         if ns.cfg.stores.is_empty() {
@@ -711,12 +727,9 @@ impl Core {
         let mut out: Vec<Option<Entry>> = vec![None; keys.len()];
         let mut missing: HashMap<usize, Vec<usize>> = HashMap::new();
         for (i, k) in keys.iter().enumerate() {
-            match self.l1.get(k, now) {
-                Some(e) => {
-                    self.hits.fetch_add(1, Ordering::Relaxed);
-                    out[i] = Some(e);
-                }
-                None => match self.l1_miss_known(k, now) {
+            match self.l1_hit(k, now) {
+                Ok(e) => out[i] = Some(e),
+                Err(expired) => match self.l1_miss_known(k, now, expired) {
                     Some(known) => out[i] = known,
                     None => missing.entry(self.namespace_of(k).0).or_default().push(i),
                 },

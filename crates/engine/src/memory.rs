@@ -161,6 +161,14 @@ impl MemoryTier {
         self.cache.get_at(key, now).map(|c| c.entry)
     }
 
+    /// [`MemoryTier::get`], telling a miss on an expired entry still held
+    /// (`Err(true)`: [`MemoryTier::reclaim_expired`] may drop it) from one
+    /// on no entry (`Err(false)`).
+    #[inline]
+    pub fn lookup(&self, key: &[u8], now: u64) -> Result<Entry, bool> {
+        self.cache.lookup_at(key, now).map(|c| c.entry)
+    }
+
     /// Inserts or replaces `key`. `dirty_seq` non-zero pins the entry until
     /// [`MemoryTier::mark_clean`] is called with the same sequence number.
     pub fn put(&self, key: Bytes, entry: Entry, dirty_seq: u64) -> Admission {

@@ -61,10 +61,11 @@ impl<'a> Session<'a> {
     pub async fn get(&mut self, key: &[u8]) -> Result<Option<Entry>> {
         // A hit needs no owned key: copy it only to go below L1.
         let now = self.clock.unwrap_or_else(now_ms);
-        if let Some(e) = self.core.l1_hit(key, now) {
-            return Ok(Some(e));
-        }
-        match self.core.l1_miss_known(key, now) {
+        let expired = match self.core.l1_hit(key, now) {
+            Ok(e) => return Ok(Some(e)),
+            Err(expired) => expired,
+        };
+        match self.core.l1_miss_known(key, now, expired) {
             Some(known) => Ok(known),
             None => self.core.load_below_l1(&Bytes::copy_from_slice(key)).await,
         }
