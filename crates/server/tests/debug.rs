@@ -139,8 +139,10 @@ async fn debug_object_reports_the_slot_an_incr_keeps() {
     // An expired key still held (active expiry paused) is found, as Redis
     // finds it, until a read drops it.
     c.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]).await;
-    c.cmd(&["SET", "gone", "v", "PX", "1"]).await;
-    tokio::time::sleep(Duration::from_millis(20)).await;
+    // Long enough to be written live on a loaded machine (a write that
+    // is already expired is a delete).
+    c.cmd(&["SET", "gone", "v", "PX", "50"]).await;
+    tokio::time::sleep(Duration::from_millis(120)).await;
     server.engine.flush().await.unwrap();
     let line = c.cmd(&["DEBUG", "OBJECT", "gone"]).await.text();
     assert!(line.starts_with("Value at:"), "{line}");
