@@ -439,8 +439,8 @@ impl<K: Hash + Eq, V, M: Measure<K, V>> Cache<K, V, M> {
     }
 
     /// Lazy expiry: removes `key` if it expired at `now` and is not pinned,
-    /// returning the removed key. A read lock answers the usual case (no
-    /// such entry); the write lock is taken only to remove one.
+    /// returning the removed key. It takes the shard's write lock: call it
+    /// when [`Cache::lookup_at`] found the entry expired.
     ///
     /// ```
     /// use tiercache_cache::{Cache, Measure};
@@ -461,14 +461,6 @@ impl<K: Hash + Eq, V, M: Measure<K, V>> Cache<K, V, M> {
         Q: Hash + Eq + ?Sized,
     {
         let (shard, hash) = self.locate(key);
-        let due = shard
-            .read_uncounted()
-            .peek(hash, key)
-            .and_then(|v| self.measure.expires_at(v))
-            .is_some_and(|at| at <= now);
-        if !due {
-            return None;
-        }
         shard.write().remove_expired(hash, key, now, &self.measure)
     }
 

@@ -301,11 +301,8 @@ impl Engine {
         let key = Bytes::copy_from_slice(key);
         let core = &self.core;
         let now = now_ms();
-        match core.l1.lookup(&key, now) {
-            Ok(e) => {
-                core.hits.fetch_add(1, Ordering::Relaxed);
-                return Ok(Some(e));
-            }
+        match core.l1_hit(&key, now) {
+            Ok(e) => return Ok(Some(e)),
             Err(expired) => {
                 core.misses.fetch_add(1, Ordering::Relaxed);
                 if expired {

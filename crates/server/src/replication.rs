@@ -150,8 +150,8 @@ impl Replicas {
 
     /// Attaches `client`, which already has its snapshot in its output;
     /// its first write comes after a `SELECT 0`, as Redis's does for a
-    /// replica that has none selected (a `PING` before needs none). Returns whether the tasks that run while
-    /// replicas are attached ([`Replicas::ping_while_attached`],
+    /// replica that has none selected (a `PING` before needs none).
+    /// Returns whether the tasks that run while replicas are attached ([`Replicas::ping_while_attached`],
     /// [`Replicas::feed_expired`]) must be started: each was stopped.
     pub fn attach(
         &self,
@@ -317,7 +317,10 @@ impl Replicas {
         self.offset
             .fetch_add(stream.len() as u64, Ordering::Relaxed);
         for r in list.iter() {
-            if selecting && !r.selected.swap(true, Ordering::Relaxed) {
+            // Read, then set once: the list's lock is held, and a write
+            // should not pay an atomic swap per replica.
+            if selecting && !r.selected.load(Ordering::Relaxed) {
+                r.selected.store(true, Ordering::Relaxed);
                 r.mailbox.post_encoded(encode_command(&[b"SELECT", b"0"]));
             }
             r.mailbox.post_encoded(stream.clone());

@@ -33,8 +33,8 @@ impl<'a> Session<'a> {
     }
 
     /// Makes this session's reads ([`Session::get`],
-    /// [`Session::get_many`]) check expiry against the time of this call instead of reading the clock
-    /// each time. For a protocol server's pipelined batch, which runs in
+    /// [`Session::get_many`]) check expiry against the time of this call
+    /// instead of reading the clock each time. For a protocol server's pipelined batch, which runs in
     /// microseconds: reading the clock per `GET` took 7% of a server under
     /// `redis-benchmark -t get -P 16`. An entry expiring while the batch
     /// runs is still answered by the batch's later reads, as if they had
